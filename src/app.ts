@@ -1,0 +1,138 @@
+// Owns the assembly of the sandbox: createDeps() builds the injected services, createApp() wires
+// them into an express app (never listening: supertest and startSandbox both use it).
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { defaultConfig, type Environment, type SandboxConfig } from './config.js';
+import type { Deps } from './deps.js';
+import type { Feature } from './feature.js';
+import { Partners } from './auth/partners.js';
+import { TokenSigner } from './auth/tokens.js';
+import { accessTokenSecurity, checkoutTokenSecurity, clientBasicSecurity } from './auth/security.js';
+import { createToken } from './auth/handlers.js';
+import { Scheduler } from './clock/scheduler.js';
+import type { RealNow } from './clock/clock.js';
+import { Events } from './events/events.js';
+import { ApiError, Errors } from './http/errors.js';
+import { createBackend, loadDocument } from './http/openapi.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
+import type { Principal } from './http/context.js';
+import { createLogger, type Logger } from './log.js';
+import { Store } from './store/store.js';
+import { controlFeature, resolveControlPrincipal } from './control/handlers.js';
+import { customerHandlers } from './domain/customers/handlers.js';
+
+/** Every feature of the sandbox, in the order their interceptors run. */
+export const FEATURES: Feature[] = [
+  { name: 'oauth', handlers: { createToken } },
+  { name: 'customers', handlers: customerHandlers },
+  controlFeature,
+];
+
+export interface DepsOverrides {
+  realNow?: RealNow;
+  logger?: Logger;
+}
+
+export async function createDeps(config: Partial<SandboxConfig> = {}, overrides: DepsOverrides = {}): Promise<Deps> {
+  const full: SandboxConfig = { ...defaultConfig(), ...config };
+  const realNow = overrides.realNow ?? Date.now;
+  const log = overrides.logger ?? createLogger(full.logLevel);
+  const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow });
+  const partners = new Partners(store, () => new Date(realNow()).toISOString());
+  partners.ensureDefault(full.credentials);
+  const deps: Deps = {
+    config: full,
+    store,
+    scheduler: new Scheduler(store, log),
+    events: new Events(),
+    partners,
+    tokens: new TokenSigner(store.data.meta.signing_key),
+    rateLimiter: new RateLimiter(realNow),
+    log,
+    realNow,
+    services: new Map(),
+  };
+  for (const feature of FEATURES) feature.install?.(deps);
+  return deps;
+}
+
+const API_PATH = /^(\/demo)?(\/v1)?(\/.*)?$/;
+
+export interface SandboxApp extends Express {
+  locals: Express['locals'] & { deps: Deps; api: OperationRouter; control: OperationRouter };
+}
+
+export function createApp(deps: Deps): SandboxApp {
+  const app = express() as SandboxApp;
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+  app.set('query parser', 'simple');
+
+  const apiDoc = loadDocument('openapi');
+  const controlDoc = loadDocument('control-plane');
+  app.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(apiDoc.yamlText));
+  app.get('/openapi.json', (_req, res) => void res.json(apiDoc.document));
+
+  app.use(express.json({ limit: '15mb', type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: false, limit: '1mb' }));
+  app.use(express.text({ limit: '1mb', type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));
+
+  const collect = (pick: (f: Feature) => Record<string, unknown> | undefined) =>
+    Object.assign({}, ...FEATURES.map((f) => pick(f) ?? {}));
+
+  const api = new OperationRouter({
+    deps,
+    backend: createBackend(apiDoc.document),
+    handlers: collect((f) => f.handlers),
+    security: { oauth2: accessTokenSecurity(deps), checkoutToken: checkoutTokenSecurity(deps), clientBasic: clientBasicSecurity },
+    anonymous: (state) => defaultPrincipal(state.environment),
+    interceptors: FEATURES.flatMap((f) => f.interceptors ?? []),
+  });
+  const control = new OperationRouter({
+    deps,
+    backend: createBackend(controlDoc.document),
+    handlers: collect((f) => f.control),
+    security: {},
+    anonymous: (state) => state.res.locals.controlPrincipal as Principal,
+    interceptors: [],
+  });
+  app.locals.deps = deps;
+  app.locals.api = api;
+  app.locals.control = control;
+
+  app.use('/_sandbox', asyncMiddleware(async (req, res) => {
+    try {
+      res.locals.controlPrincipal = await resolveControlPrincipal(deps, req);
+    } catch (error) {
+      return send(res, errorReply(error, deps, req));
+    }
+    await control.handle(req, res, res.locals.controlPrincipal.environment, req.originalUrl.split('?')[0]);
+  }));
+  for (const feature of FEATURES) feature.routes?.(app, deps);
+  app.use(asyncMiddleware(async (req, res) => {
+    const [, demo, , rest] = API_PATH.exec(req.path) ?? [];
+    await api.handle(req, res, demo ? 'demo' : 'production', rest ?? '/');
+  }));
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => send(res, bodyErrorReply(error, deps, req)));
+  return app;
+}
+
+export function defaultPrincipal(environment: Environment): Principal {
+  return { kind: 'default', partner_id: 'ptn_default', environment, client_id: null, scope: 'read write' };
+}
+
+/** Errors raised by the body parsers before routing: malformed JSON, oversized bodies. */
+function bodyErrorReply(error: unknown, deps: Deps, req: Request) {
+  const type = (error as { type?: string })?.type;
+  if (type === 'entity.parse.failed') {
+    return errorReply(new ApiError(Errors.invalidJson, { validation_errors: { body: 'is not valid JSON' } }), deps, req);
+  }
+  if (type === 'entity.too.large') {
+    return errorReply(new ApiError(Errors.payloadTooLarge, { message: 'The request body is larger than 15 MB.' }), deps, req);
+  }
+  const status = (error as { status?: number })?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return errorReply(new ApiError(Errors.badRequest, { message: (error as Error).message }), deps, req);
+  }
+  return errorReply(error, deps, req);
+}

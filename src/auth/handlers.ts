@@ -1,0 +1,30 @@
+// Owns POST /oauth/token: client credentials in a Basic header, grant_type in a form body.
+import type { Handler } from '../http/context.js';
+import { ApiError, Errors } from '../http/errors.js';
+import { ACCESS_TOKEN_TTL_SECONDS, scopeClaim } from './tokens.js';
+
+function basicCredentials(header: string | undefined): { clientId: string; secret: string } {
+  const match = header ? /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header) : null;
+  const decoded = match ? Buffer.from(match[1], 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon < 1) {
+    throw new ApiError(Errors.invalidClient, { message: 'Send the client credentials as Authorization: Basic BASE64(client_id:client_secret).' });
+  }
+  return { clientId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}
+
+export const createToken: Handler = async ({ deps, req, res, body }) => {
+  const environment = res.locals.environment;
+  const { clientId, secret } = basicCredentials(req.headers.authorization);
+  const key = deps.partners.authenticate(clientId, secret);
+  if (!key || key.environment !== environment) throw new ApiError(Errors.invalidClient);
+  deps.rateLimiter.take(key.client_id, deps.partners.rateLimitFor(key.partner_id, deps.config.rateLimit));
+  if (body?.grant_type !== 'client_credentials') throw new ApiError(Errors.invalidGrant, { validation_errors: { grant_type: 'must be client_credentials' } });
+  const account = deps.store.account(key.partner_id, key.environment);
+  res.locals.account = account;
+  const accessToken = await deps.tokens.signAccess(
+    { partner_id: key.partner_id, environment: key.environment, client_id: key.client_id, scope: scopeClaim(key.scopes) },
+    account.clock.nowMs(),
+  );
+  return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS }, headers: { 'Cache-Control': 'no-store' } };
+};

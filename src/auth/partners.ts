@@ -1,0 +1,116 @@
+// Owns partners and their API keys: the default partner, creation, rename and revoke, and the
+// check of a client secret. Secrets are stored as SHA-256 digests and shown once, at creation.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { DefaultCredentials, Environment } from '../config.js';
+import { ENVIRONMENTS } from '../config.js';
+import { ApiError, Errors } from '../http/errors.js';
+import type { KeyRecord, PartnerRecord, Store } from '../store/store.js';
+
+export const DEFAULT_PARTNER_ID = 'ptn_default';
+
+export interface IssuedKey {
+  key: KeyRecord;
+  client_secret: string;
+}
+
+export class Partners {
+  constructor(private readonly store: Store, private readonly nowIso: () => string) {}
+
+  /** Make sure the default partner and its two full-access keys exist (idempotent). */
+  ensureDefault(credentials: DefaultCredentials): void {
+    const { partners } = this.store.data;
+    if (!partners[DEFAULT_PARTNER_ID]) {
+      partners[DEFAULT_PARTNER_ID] = { id: DEFAULT_PARTNER_ID, name: 'Default partner', rate_limit: null, created_at: this.nowIso() };
+    }
+    for (const environment of ENVIRONMENTS) {
+      const { client_id, client_secret } = credentials[environment];
+      const existing = this.store.data.keys[client_id];
+      if (!existing || existing.secret_sha256 !== digest(client_secret) || existing.revoked_at) {
+        this.store.data.keys[client_id] = this.keyRecord(DEFAULT_PARTNER_ID, environment, client_id, client_secret, 'Default key', null);
+      }
+    }
+    this.store.changed();
+  }
+
+  partner(id: string): PartnerRecord {
+    const found = this.store.data.partners[id];
+    if (!found) throw new ApiError(Errors.notFound, { message: `No partner with id ${id}.` });
+    return found;
+  }
+
+  createPartner(name: string | undefined, rateLimit: number | undefined): { partner: PartnerRecord; keys: Record<Environment, IssuedKey> } {
+    const id = `ptn_${randomBytes(8).toString('hex')}`;
+    const partner: PartnerRecord = { id, name: name ?? `Partner ${id.slice(4, 10)}`, rate_limit: rateLimit ?? null, created_at: this.nowIso() };
+    this.store.data.partners[id] = partner;
+    const keys = {
+      production: this.createKey(id, 'production', 'Default key', null),
+      demo: this.createKey(id, 'demo', 'Default key', null),
+    };
+    return { partner, keys };
+  }
+
+  createKey(partnerId: string, environment: Environment, name: string | undefined, scopes: string[] | null): IssuedKey {
+    this.partner(partnerId);
+    const prefix = environment === 'demo' ? 'demo_ck' : 'ck';
+    const clientId = `${prefix}_${randomBytes(10).toString('hex')}`;
+    const secret = `cs_${randomBytes(24).toString('base64url')}`;
+    const key = this.keyRecord(partnerId, environment, clientId, secret, name ?? 'API key', scopes);
+    this.store.data.keys[clientId] = key;
+    this.store.changed();
+    return { key, client_secret: secret };
+  }
+
+  key(clientId: string): KeyRecord {
+    const found = Object.hasOwn(this.store.data.keys, clientId) ? this.store.data.keys[clientId] : undefined;
+    if (!found) throw new ApiError(Errors.notFound, { message: `No key with client_id ${clientId}.` });
+    return found;
+  }
+
+  rename(clientId: string, name: string): KeyRecord {
+    const key = this.key(clientId);
+    key.name = name;
+    this.store.changed();
+    return key;
+  }
+
+  revoke(clientId: string): KeyRecord {
+    const key = this.key(clientId);
+    key.revoked_at ??= this.nowIso();
+    this.store.changed();
+    return key;
+  }
+
+  /** The key these credentials name, if the secret matches and the key is live; else undefined. */
+  authenticate(clientId: string, secret: string): KeyRecord | undefined {
+    const key = Object.hasOwn(this.store.data.keys, clientId) ? this.store.data.keys[clientId] : undefined;
+    if (!key || key.revoked_at) return undefined;
+    const expected = Buffer.from(key.secret_sha256, 'hex');
+    const given = Buffer.from(digest(secret), 'hex');
+    return timingSafeEqual(expected, given) ? key : undefined;
+  }
+
+  /** The key is known and not revoked (checked on every request a token makes). */
+  isLive(clientId: string): boolean {
+    const key = Object.hasOwn(this.store.data.keys, clientId) ? this.store.data.keys[clientId] : undefined;
+    return Boolean(key && !key.revoked_at);
+  }
+
+  /** Requests per second allowed for a key's partner: the partner's own limit, else the server's. */
+  rateLimitFor(partnerId: string, serverDefault: number): number {
+    return this.store.data.partners[partnerId]?.rate_limit ?? serverDefault;
+  }
+
+  private keyRecord(partnerId: string, environment: Environment, clientId: string, secret: string, name: string, scopes: string[] | null): KeyRecord {
+    return { client_id: clientId, secret_sha256: digest(secret), partner_id: partnerId, environment, name, scopes, created_at: this.nowIso(), revoked_at: null };
+  }
+}
+
+/** The key as the control plane shows it: everything but the secret. */
+export function publicKey(key: KeyRecord) {
+  const { secret_sha256: _secret, ...shown } = key;
+  return shown;
+}
+
+function digest(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}

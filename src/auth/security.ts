@@ -1,0 +1,88 @@
+// Owns the checks behind the document's security schemes: OAuth access tokens (with scopes, key
+// revocation, environment and the per-key rate limit) and checkout tokens for the checkout surface.
+import type { Context } from 'openapi-backend';
+import type { Deps } from '../deps.js';
+import { ApiError, Errors } from '../http/errors.js';
+import type { Principal } from '../http/context.js';
+import type { RequestState, SecurityHandler } from '../http/router.js';
+import { TokenSigner, scopeAllows, type AccessClaims } from './tokens.js';
+
+export const CHECKOUT_AUDIENCE = 'checkout';
+
+export interface CheckoutClaims {
+  partner_id: string;
+  client_id: string;
+  customer_id: string;
+  invoice_id: string;
+  environment: string;
+  exp: number;
+}
+
+function bearer(state: RequestState): string {
+  const header = state.req.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match) throw new ApiError(Errors.unauthorized, { message: 'An access token is required: Authorization: Bearer <ACCESS_TOKEN>.' });
+  return match[1];
+}
+
+/** The account whose clock decides expiry: named by the (not yet verified) claims. */
+function claimedAccount(deps: Deps, token: string, state: RequestState) {
+  const claimed = TokenSigner.peek(token);
+  const partnerId = claimed?.partner_id;
+  if (typeof partnerId !== 'string' || !Object.hasOwn(deps.store.data.partners, partnerId)) {
+    throw new ApiError(Errors.unauthorized, { message: 'The access token is invalid.' });
+  }
+  return deps.store.account(partnerId, state.environment);
+}
+
+export function accessTokenSecurity(deps: Deps): SecurityHandler {
+  return async (c: Context, state: RequestState): Promise<Principal> => {
+    const token = bearer(state);
+    const account = claimedAccount(deps, token, state);
+    const claims = await deps.tokens.verifyAccess(token, account.clock.now());
+    if (claims.environment !== state.environment) {
+      throw new ApiError(Errors.unauthorized, { message: `This token was issued for the ${claims.environment} environment.` });
+    }
+    if (!deps.partners.isLive(claims.client_id)) {
+      throw new ApiError(Errors.unauthorized, { message: 'The key that issued this token was revoked.' });
+    }
+    deps.rateLimiter.take(claims.client_id, deps.partners.rateLimitFor(claims.partner_id, deps.config.rateLimit));
+    const required = (c.operation.security ?? []).flatMap((requirement) => requirement.oauth2 ?? []);
+    const missing = required.filter((scope) => !scopeAllows(claims.scope, scope));
+    if (missing.length) {
+      throw new ApiError(Errors.forbidden, { message: `This operation needs the scope ${missing.join(', ')}.` });
+    }
+    return principalFrom(claims);
+  };
+}
+
+function principalFrom(claims: AccessClaims): Principal {
+  return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope };
+}
+
+export function checkoutTokenSecurity(deps: Deps): SecurityHandler {
+  return async (_c: Context, state: RequestState): Promise<Principal> => {
+    const token = bearer(state);
+    const account = claimedAccount(deps, token, state);
+    const claims = await deps.tokens.verifyFor<CheckoutClaims>(token, CHECKOUT_AUDIENCE, account.clock.now());
+    if (claims.environment !== state.environment) {
+      throw new ApiError(Errors.unauthorized, { message: `This checkout token was issued for the ${claims.environment} environment.` });
+    }
+    if (!deps.partners.isLive(claims.client_id)) {
+      throw new ApiError(Errors.unauthorized, { message: 'The key that issued this checkout token was revoked.' });
+    }
+    deps.rateLimiter.take(claims.client_id, deps.partners.rateLimitFor(claims.partner_id, deps.config.rateLimit));
+    return {
+      kind: 'checkout',
+      partner_id: claims.partner_id,
+      environment: state.environment,
+      client_id: claims.client_id,
+      scope: '',
+      customer_id: claims.customer_id,
+      invoice_id: claims.invoice_id,
+    };
+  };
+}
+
+/** The token endpoint checks its Basic header itself (403 per the spec, not 401). */
+export const clientBasicSecurity: SecurityHandler = async () => true;

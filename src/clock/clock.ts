@@ -1,0 +1,43 @@
+// Owns one account's virtual clock: real time plus an offset that only moves forward.
+// Every timestamp the API writes for an account comes from here.
+
+export interface ClockData {
+  offset_ms: number;
+}
+
+export type RealNow = () => number;
+
+export class AccountClock {
+  constructor(private readonly data: ClockData, private readonly realNow: RealNow) {}
+
+  nowMs(): number {
+    return this.realNow() + this.data.offset_ms;
+  }
+
+  now(): Date {
+    return new Date(this.nowMs());
+  }
+
+  iso(): string {
+    return this.now().toISOString();
+  }
+
+  /** Today on the account clock, YYYY-MM-DD (UTC). */
+  today(): string {
+    return this.iso().slice(0, 10);
+  }
+
+  get offsetMs(): number {
+    return this.data.offset_ms;
+  }
+
+  /** Move the clock so that it reads `targetMs` now; never backwards. */
+  moveTo(targetMs: number): void {
+    const delta = targetMs - this.nowMs();
+    if (delta > 0) this.data.offset_ms += delta;
+  }
+
+  reset(): void {
+    this.data.offset_ms = 0;
+  }
+}

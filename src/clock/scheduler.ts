@@ -1,0 +1,122 @@
+// Owns due work: jobs kept per account in time order, run by advancing the account clock or as
+// real time passes. Overdue invoices, settlements, expiries and webhook retries all run through here.
+import type { Account, JobData } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import type { Logger } from '../log.js';
+
+export type JobHandler = (account: Account, job: JobData) => Promise<void> | void;
+
+const MAX_JOBS_PER_RUN = 100_000;
+
+export class Scheduler {
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(private readonly store: Store, private readonly log: Logger) {}
+
+  register(kind: string, handler: JobHandler): void {
+    if (this.handlers.has(kind)) throw new Error(`job kind ${kind} registered twice`);
+    this.handlers.set(kind, handler);
+  }
+
+  /** Add a job; jobs due at the same time run in the order they were scheduled. */
+  schedule(account: Account, kind: string, at: number, payload: Record<string, unknown> = {}): JobData {
+    const job: JobData = { id: account.newId('job'), at, kind, payload };
+    const jobs = account.data.jobs;
+    let lo = 0;
+    let hi = jobs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (jobs[mid].at <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    jobs.splice(lo, 0, job);
+    account.changed();
+    return job;
+  }
+
+  /** Remove the jobs the predicate selects; answers how many. */
+  cancel(account: Account, predicate: (job: JobData) => boolean): number {
+    const before = account.data.jobs.length;
+    account.data.jobs = account.data.jobs.filter((job) => !predicate(job));
+    const removed = before - account.data.jobs.length;
+    if (removed) account.changed();
+    return removed;
+  }
+
+  pending(account: Account): readonly JobData[] {
+    return account.data.jobs;
+  }
+
+  /**
+   * Move the account clock to `targetMs`, running every job due by then in time order; while a job
+   * runs, the clock reads the job's due time, so what it writes is stamped when it was due.
+   */
+  advance(account: Account, targetMs: number): Promise<number> {
+    return this.exclusive(account, () => this.runUntil(account, targetMs));
+  }
+
+  /** Run what is due now on the account clock. */
+  runDue(account: Account): Promise<number> {
+    return this.advance(account, account.clock.nowMs());
+  }
+
+  /** Run due work every `intervalMs` of real time, for a sandbox left running. */
+  startTicking(intervalMs = 1000): void {
+    this.stopTicking();
+    this.ticker = setInterval(() => {
+      for (const account of this.store.allAccounts()) {
+        const first = account.data.jobs[0];
+        if (first && first.at <= account.clock.nowMs()) void this.runDue(account);
+      }
+    }, intervalMs);
+    this.ticker.unref();
+  }
+
+  stopTicking(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
+  }
+
+  /** Wait for work in progress on every account (used on shutdown). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.locks.values()]);
+  }
+
+  private async runUntil(account: Account, targetMs: number): Promise<number> {
+    let ran = 0;
+    while (ran < MAX_JOBS_PER_RUN) {
+      const job = account.data.jobs[0];
+      if (!job || job.at > targetMs) break;
+      account.data.jobs.shift();
+      account.changed();
+      account.clock.moveTo(job.at);
+      const handler = this.handlers.get(job.kind);
+      if (!handler) {
+        this.log.warn({ kind: job.kind }, 'no handler for due job; dropped');
+        continue;
+      }
+      try {
+        await handler(account, job);
+      } catch (error) {
+        this.log.error({ err: error, kind: job.kind, account: account.id }, 'due job failed');
+      }
+      ran += 1;
+    }
+    account.clock.moveTo(targetMs);
+    return ran;
+  }
+
+  /** One run of due work per account at a time; later callers queue behind it. */
+  private exclusive<T>(account: Account, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(account.id) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.locks.set(account.id, settled);
+    void settled.then(() => {
+      if (this.locks.get(account.id) === settled) this.locks.delete(account.id);
+    });
+    return next;
+  }
+}

@@ -1,0 +1,78 @@
+// Owns the sandbox's configuration: defaults, environment variables and their parsing.
+// Flags are parsed in cli.ts and win over the environment; programmatic callers pass SandboxConfig directly.
+
+export type Environment = 'production' | 'demo';
+export const ENVIRONMENTS: readonly Environment[] = ['production', 'demo'];
+
+export interface DefaultCredentials {
+  production: { client_id: string; client_secret: string };
+  demo: { client_id: string; client_secret: string };
+}
+
+export interface SandboxConfig {
+  port: number;
+  host: string;
+  /** JSON file the store persists to; absent keeps everything in memory. */
+  dataFile?: string;
+  /** Same seed, same ids and generated data. Absent: a random seed (kept in the data file). */
+  seed?: string;
+  fixtures?: string;
+  scenarios: string[];
+  /** Requests per second per API key; 0 turns the limit off. */
+  rateLimit: number;
+  allowHttpWebhooks: boolean;
+  allowPrivateUrls: boolean;
+  publicUrl?: string;
+  adminToken?: string;
+  logLevel: string;
+  credentials: DefaultCredentials;
+  /** Check every API response against the OpenAPI document (tests turn this on; a mismatch answers 500). */
+  validateResponses: boolean;
+  /** Run due work as real time passes (the CLI turns this on; tests advance the clock instead). */
+  realTimeTicks: boolean;
+  /** Size of each account's request journal ring. */
+  journalSize: number;
+}
+
+export const VERSION = '0.1.0';
+
+export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
+  return {
+    port: intFrom(env.PORT, 4010, 'PORT'),
+    host: env.HOST ?? '127.0.0.1',
+    dataFile: env.SANDBOX_DATA || undefined,
+    seed: env.SANDBOX_SEED || undefined,
+    fixtures: env.SANDBOX_FIXTURES || undefined,
+    scenarios: (env.SANDBOX_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    rateLimit: intFrom(env.SANDBOX_RATE_LIMIT, 5, 'SANDBOX_RATE_LIMIT'),
+    allowHttpWebhooks: truthy(env.SANDBOX_ALLOW_HTTP_WEBHOOKS),
+    allowPrivateUrls: truthy(env.SANDBOX_ALLOW_PRIVATE_URLS),
+    publicUrl: env.SANDBOX_PUBLIC_URL || undefined,
+    adminToken: env.SANDBOX_ADMIN_TOKEN || undefined,
+    logLevel: env.SANDBOX_LOG_LEVEL ?? 'info',
+    credentials: {
+      production: {
+        client_id: env.SANDBOX_CLIENT_ID ?? 'sandbox_client_id',
+        client_secret: env.SANDBOX_CLIENT_SECRET ?? 'sandbox_client_secret',
+      },
+      demo: {
+        client_id: env.SANDBOX_DEMO_CLIENT_ID ?? 'sandbox_demo_client_id',
+        client_secret: env.SANDBOX_DEMO_CLIENT_SECRET ?? 'sandbox_demo_client_secret',
+      },
+    },
+    validateResponses: false,
+    realTimeTicks: false,
+    journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, 500, 'SANDBOX_JOURNAL_SIZE'),
+  };
+}
+
+export function intFrom(raw: string | undefined, fallback: number, name: string): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number >= 0, got "${raw}"`);
+  return value;
+}
+
+function truthy(raw: string | undefined): boolean {
+  return raw === '1' || raw === 'true' || raw === 'yes';
+}

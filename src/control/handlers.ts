@@ -1,0 +1,106 @@
+// Owns the core of the control plane (/_sandbox): health, reset, partners and keys, the account
+// clock, and accounting sync. Account-scoped calls act on the account of the API access token in
+// Authorization, else on the default partner's production account.
+import type { Request } from 'express';
+import { VERSION } from '../config.js';
+import type { Deps } from '../deps.js';
+import type { Feature } from '../feature.js';
+import { DEFAULT_PARTNER_ID, publicKey } from '../auth/partners.js';
+import { TokenSigner } from '../auth/tokens.js';
+import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
+import type { Account } from '../store/store.js';
+import { syncers } from './accounting-sync.js';
+
+/** Admin token check, then the account the call acts on. */
+export async function resolveControlPrincipal(deps: Deps, req: Request): Promise<Principal & { explicit: boolean }> {
+  const adminToken = deps.config.adminToken;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+  let accessToken = bearer;
+  if (adminToken) {
+    const viaHeader = req.headers['x-sandbox-admin-token'] === adminToken;
+    const viaBearer = bearer === adminToken;
+    if (!viaHeader && !viaBearer) {
+      throw new ApiError(Errors.unauthorized, { message: 'The control plane needs the admin token: Authorization: Bearer <token> or X-Sandbox-Admin-Token.' });
+    }
+    if (viaBearer) accessToken = undefined;
+  }
+  if (!accessToken) {
+    return { kind: 'default', partner_id: DEFAULT_PARTNER_ID, environment: 'production', client_id: null, scope: 'read write', explicit: false };
+  }
+  const claimed = TokenSigner.peek(accessToken);
+  const environment = claimed?.environment === 'demo' ? 'demo' : 'production';
+  if (typeof claimed?.partner_id !== 'string' || !Object.hasOwn(deps.store.data.partners, claimed.partner_id)) {
+    throw new ApiError(Errors.unauthorized, { message: 'The access token is invalid.' });
+  }
+  const account = deps.store.account(claimed.partner_id, environment);
+  const claims = await deps.tokens.verifyAccess(accessToken, account.clock.now());
+  if (!deps.partners.isLive(claims.client_id)) throw new ApiError(Errors.unauthorized, { message: 'The key that issued this token was revoked.' });
+  return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope, explicit: true };
+}
+
+function clockView(account: Account) {
+  return { now: account.clock.iso(), offset_seconds: account.clock.offsetMs / 1000 };
+}
+
+const reset: Handler = ({ deps, account, principal }) => {
+  if ((principal as Principal & { explicit?: boolean }).explicit) {
+    account.reset();
+    return ok({ reset: 'account' });
+  }
+  deps.store.resetAll();
+  deps.partners.ensureDefault(deps.config.credentials);
+  deps.rateLimiter.reset();
+  return ok({ reset: 'all' });
+};
+
+const createPartner: Handler = ({ deps, body }) => {
+  const { partner, keys } = deps.partners.createPartner(body?.name, body?.rate_limit);
+  const credentials = (env: 'production' | 'demo') => ({ client_id: keys[env].key.client_id, client_secret: keys[env].client_secret });
+  return created({ id: partner.id, name: partner.name, rate_limit: partner.rate_limit, credentials: { production: credentials('production'), demo: credentials('demo') } });
+};
+
+const createKey: Handler = ({ deps, params, body }) => {
+  const issued = deps.partners.createKey(params.id, body.environment, body.name, body.scopes ?? null);
+  const { revoked_at: _revoked, ...shown } = publicKey(issued.key);
+  return created({ ...shown, client_secret: issued.client_secret });
+};
+
+const advanceClock: Handler = async ({ deps, account, body }) => {
+  const target = body.to !== undefined ? Date.parse(body.to) : account.clock.nowMs() + Number(body.seconds) * 1000;
+  if (body.to !== undefined && !(target >= account.clock.nowMs())) {
+    throw invalidFields({ to: 'must be a time after the account clock\'s now (the clock only moves forward)' });
+  }
+  const ran = await deps.scheduler.advance(account, target);
+  return ok({ ...clockView(account), ran });
+};
+
+const accountingSync: Handler = async (ctx: HandlerContext) => {
+  const body = ctx.body ?? {};
+  const result: Record<string, unknown[]> = {};
+  const unknown = Object.keys(body).filter((kind) => !syncers[kind]);
+  if (unknown.length) {
+    throw new ApiError(Errors.notImplemented, { message: `Accounting sync of ${unknown.join(', ')} is not implemented by the sandbox yet.` });
+  }
+  // Check every item first, so a bad one changes nothing.
+  for (const [kind, items] of Object.entries(body)) syncers[kind].check(ctx, items as unknown[]);
+  for (const [kind, items] of Object.entries(body)) {
+    result[kind] = (items as unknown[]).map((item) => syncers[kind].create(ctx, item));
+  }
+  return created({ customers: [], invoices: [], vendors: [], bills: [], ...result });
+};
+
+export const controlFeature: Feature = {
+  name: 'control',
+  control: {
+    sandboxHealth: () => ok({ status: 'ok', version: VERSION }),
+    sandboxReset: reset,
+    sandboxCreatePartner: createPartner,
+    sandboxCreateKey: createKey,
+    sandboxRenameKey: ({ deps, params, body }) => ok(publicKey(deps.partners.rename(params.client_id, body.name))),
+    sandboxRevokeKey: ({ deps, params }) => ok(publicKey(deps.partners.revoke(params.client_id))),
+    sandboxGetClock: ({ account }) => ok(clockView(account)),
+    sandboxAdvanceClock: advanceClock,
+    sandboxAccountingSync: accountingSync,
+  },
+};

@@ -1,0 +1,25 @@
+// Owns the dependency bag that createApp wires once and every handler receives: config, store,
+// clock scheduler, events, partners and tokens. Nothing hidden is global.
+import type { SandboxConfig } from './config.js';
+import type { RealNow } from './clock/clock.js';
+import type { Scheduler } from './clock/scheduler.js';
+import type { Events } from './events/events.js';
+import type { Partners } from './auth/partners.js';
+import type { TokenSigner } from './auth/tokens.js';
+import type { RateLimiter } from './http/rate-limit.js';
+import type { Logger } from './log.js';
+import type { Store } from './store/store.js';
+
+export interface Deps {
+  config: SandboxConfig;
+  store: Store;
+  scheduler: Scheduler;
+  events: Events;
+  partners: Partners;
+  tokens: TokenSigner;
+  rateLimiter: RateLimiter;
+  log: Logger;
+  realNow: RealNow;
+  /** Services that features add at install time (webhook delivery, scenarios, ...), by name. */
+  services: Map<string, unknown>;
+}

@@ -1,0 +1,32 @@
+// Owns the customer and customer-user operations: each a short story over customers.ts.
+import { created, ok, type Handler } from '../../http/context.js';
+import { pageParams, timeWindow } from '../../http/pagination.js';
+import {
+  createCustomer, createCustomerUser, customerUsers, customerUserView, customers, getCustomer, moveCustomer, updateCustomer, type Customer,
+} from './customers.js';
+
+const listCustomers: Handler = ({ account, query }) => {
+  const created = timeWindow(query.created_at_start, query.created_at_end);
+  const name = query.company_name?.toLowerCase();
+  const filter = (c: Customer) =>
+    (!created || created(c.created_at)) &&
+    (!name || [c.name, c.legal_name].some((n) => n?.toLowerCase().includes(name)));
+  return ok(customers(account).page({ ...pageParams(query), filter: created || name ? filter : undefined }));
+};
+
+const listUsers: Handler = ({ account, params, query }) => {
+  getCustomer(account, params.id);
+  const page = customerUsers(account).page({ ...pageParams(query), where: { field: 'customer_id', value: params.id } });
+  return ok({ ...page, data: page.data.map(customerUserView) });
+};
+
+export const customerHandlers: Record<string, Handler> = {
+  listCustomers,
+  createCustomer: ({ deps, account, body }) => created(createCustomer(deps, account, body ?? {})),
+  getCustomer: ({ account, params }) => ok(getCustomer(account, params.id)),
+  updateCustomer: ({ deps, account, params, body }) => ok(updateCustomer(deps, account, params.id, body ?? {})),
+  archiveCustomer: ({ deps, account, params }) => ok(moveCustomer(deps, account, params.id, 'archive')),
+  restoreCustomer: ({ deps, account, params }) => ok(moveCustomer(deps, account, params.id, 'restore')),
+  listCustomerUsers: listUsers,
+  createCustomerUser: ({ account, params, body }) => created(customerUserView(createCustomerUser(account, params.id, body))),
+};

@@ -1,0 +1,42 @@
+// Owns the account event log: every state change records {entity_id, idempotency_key, timestamp,
+// topic, data}; listeners (webhook delivery) hear each one after it is stored.
+import { EventEmitter } from 'node:events';
+import { defineCollection, type Account } from '../store/store.js';
+
+export const TOPICS = [
+  'payout_paid', 'payout_processing', 'payout_scheduled', 'payout_failed',
+  'customer_created', 'customer_updated', 'customer_archived',
+  'payment_succeeded', 'payment_refunded', 'payment_chargeback', 'payment_failed',
+  'invoice_created', 'invoice_updated', 'invoice_paid', 'invoice_archived',
+  'payment_method_added', 'default_payment_method_changed', 'payment_method_deleted',
+] as const;
+
+export type Topic = (typeof TOPICS)[number];
+
+export interface EventRecord {
+  id: string;
+  entity_id: string;
+  idempotency_key: string;
+  timestamp: string;
+  topic: Topic;
+  data: Record<string, unknown>;
+}
+
+export const eventLog = defineCollection<EventRecord>('events', ['topic']);
+
+export class Events extends EventEmitter<{ recorded: [Account, EventRecord] }> {
+  record(account: Account, topic: Topic, entityId: string, data: Record<string, unknown>): EventRecord {
+    const id = account.newId('evt');
+    const record: EventRecord = {
+      id,
+      entity_id: entityId,
+      idempotency_key: `${id}_${account.random.hex(8)}`,
+      timestamp: account.clock.iso(),
+      topic,
+      data,
+    };
+    eventLog(account).insert(record);
+    this.emit('recorded', account, record);
+    return record;
+  }
+}

@@ -1,0 +1,20 @@
+// Owns the shape of a feature: the operations it answers, the control-plane operations it adds,
+// interceptors that may answer first, and its installation (due-job kinds, listeners, extra routes).
+import type { Express } from 'express';
+import type { Deps } from './deps.js';
+import type { Handler } from './http/context.js';
+import type { Interceptor } from './http/router.js';
+
+export interface Feature {
+  name: string;
+  /** Partner API operations by operationId. */
+  handlers?: Record<string, Handler>;
+  /** Control-plane operations by operationId. */
+  control?: Record<string, Handler>;
+  /** Run before every API handler, in feature order; the first reply wins. */
+  interceptors?: Interceptor[];
+  /** Register due-job kinds and event listeners; runs once per app, before routes exist. */
+  install?(deps: Deps): void;
+  /** Express routes outside the two OpenAPI documents (hosted pages, signed files). */
+  routes?(app: Express, deps: Deps): void;
+}

@@ -1,0 +1,80 @@
+// Owns every HttpError the sandbox can answer: one named template per code, and the ApiError that carries it.
+// Handlers throw `new ApiError(Errors.x, {...})`; nothing else builds an error body by hand.
+
+export interface ErrorTemplate {
+  status: number;
+  code: string;
+  message: string;
+}
+
+function template(status: number, code: string, message: string): ErrorTemplate {
+  return { status, code, message };
+}
+
+export const Errors = {
+  badRequest: template(400, 'bad_request', 'The request is invalid.'),
+  invalidJson: template(400, 'bad_request', 'The request body is not valid JSON.'),
+  validation: template(400, 'bad_request', 'One or more fields are invalid.'),
+  invalidCursor: template(400, 'bad_request', 'The pagination cursor is invalid.'),
+  invalidState400: template(400, 'invalid_state', 'The object is not in a state that allows this operation.'),
+  invalidGrant: template(400, 'invalid_request', 'grant_type must be client_credentials.'),
+  unauthorized: template(401, 'unauthorized', 'The access token is missing, invalid or expired.'),
+  forbidden: template(403, 'forbidden', 'The access token does not grant the permission this operation needs.'),
+  invalidClient: template(403, 'invalid_client', 'The client credentials are invalid.'),
+  linkForbidden: template(403, 'forbidden', 'The link is invalid or has expired.'),
+  notFound: template(404, 'not_found', 'The requested object was not found.'),
+  routeNotFound: template(404, 'not_found', 'No such endpoint.'),
+  conflict: template(409, 'invalid_state', 'The object is not in a state that allows this operation.'),
+  idempotencyConflict: template(409, 'idempotency_key_reused', 'This idempotency key was already used with a different request body.'),
+  payloadTooLarge: template(413, 'payload_too_large', 'The payload is larger than the limit.'),
+  unprocessable: template(422, 'unprocessable_entity', 'The request could not be processed.'),
+  unsupportedInvoice: template(422, 'unsupported_invoice', 'Only invoices synced from an accounting integration accept a PDF.'),
+  rateLimited: template(429, 'rate_limit_exceeded', 'Too many requests: the limit is {limit} requests per second per key.'),
+  internal: template(500, 'internal_error', 'An unexpected error occurred. Retry with back-off.'),
+  notImplemented: template(501, 'not_implemented', 'This operation is not implemented by the sandbox yet.'),
+  serviceUnavailable: template(503, 'service_unavailable', 'The service is temporarily unavailable.'),
+} as const;
+
+export interface ApiErrorDetail {
+  message?: string;
+  validation_errors?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly validationErrors: Record<string, string>;
+  readonly headers: Record<string, string>;
+
+  constructor(readonly template: ErrorTemplate, detail: ApiErrorDetail = {}) {
+    super(detail.message ?? template.message);
+    this.status = template.status;
+    this.code = template.code;
+    this.validationErrors = detail.validation_errors ?? {};
+    this.headers = detail.headers ?? {};
+  }
+
+  get body(): HttpErrorBody {
+    return { code: this.code, message: this.message, validation_errors: this.validationErrors };
+  }
+}
+
+export interface HttpErrorBody {
+  code: string;
+  message: string;
+  validation_errors: Record<string, string>;
+}
+
+/** A 400 naming one or more fields: the common case for rules the schema cannot express. */
+export function invalidFields(fields: Record<string, string>, message?: string): ApiError {
+  return new ApiError(Errors.validation, { message: message ?? Errors.validation.message, validation_errors: fields });
+}
+
+/** The template closest to a bare status, used by forced responses and scenario rules. */
+export function templateForStatus(status: number): ErrorTemplate {
+  const found = Object.values(Errors).find((t) => t.status === status);
+  if (found) return found;
+  const generic = status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'error';
+  return template(status, generic, `The request failed with status ${status}.`);
+}

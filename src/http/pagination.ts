@@ -1,0 +1,17 @@
+// Owns the reading of pagination query parameters (limit, after, before) for list handlers.
+import type { PageQuery } from '../store/collection.js';
+
+export function pageParams<T>(query: { limit?: number; after?: string; before?: string } | undefined): PageQuery<T> {
+  return { limit: query?.limit, after: query?.after || undefined, before: query?.before || undefined };
+}
+
+/** A created_at window filter from RFC 3339 bounds (inclusive), or undefined when none is given. */
+export function timeWindow(start: string | undefined, end: string | undefined): ((iso: string) => boolean) | undefined {
+  if (!start && !end) return undefined;
+  const from = start ? Date.parse(start) : -Infinity;
+  const to = end ? Date.parse(end) : Infinity;
+  return (iso) => {
+    const t = Date.parse(iso);
+    return t >= from && t <= to;
+  };
+}

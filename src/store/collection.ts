@@ -1,0 +1,237 @@
+// Owns one collection of an account: objects indexed by id, their insertion order, optional
+// secondary indexes, and cursor pagination. Reads and writes cost O(1); a page costs O(limit)
+// plus the objects a filter skips, never a copy of the whole collection.
+import { ApiError, Errors } from '../http/errors.js';
+
+export interface CollectionData<T> {
+  items: Record<string, T>;
+  /** Ids in insertion order; a hard-deleted id stays as a tombstone so positions never shift. */
+  order: string[];
+}
+
+export interface PageQuery<T> {
+  limit?: number;
+  after?: string;
+  before?: string;
+  filter?: (item: T) => boolean;
+  /** Walk only the objects whose indexed field has this value (see Collection.indexBy). */
+  where?: { field: string; value: string };
+}
+
+export interface Page<T> {
+  data: T[];
+  start_cursor: string | null;
+  end_cursor: string | null;
+  has_next_page: boolean;
+  has_previous_page: boolean;
+}
+
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 500;
+
+export class Collection<T extends { id: string }> {
+  private readonly positions = new Map<string, number>();
+  private readonly indexes = new Map<string, Map<string, number[]>>();
+
+  constructor(
+    readonly name: string,
+    private readonly data: CollectionData<T>,
+    private readonly onChange: () => void,
+  ) {
+    data.order.forEach((id, position) => this.positions.set(id, position));
+  }
+
+  /** Keep a list of positions per value of `field`, so filtered lists walk only their own objects. */
+  indexBy(field: keyof T & string): this {
+    const index = new Map<string, number[]>();
+    this.data.order.forEach((id, position) => {
+      const item = this.data.items[id];
+      if (item) pushTo(index, String(item[field]), position);
+    });
+    this.indexes.set(field, index);
+    return this;
+  }
+
+  get size(): number {
+    return this.positions.size;
+  }
+
+  get(id: string): T | undefined {
+    return Object.hasOwn(this.data.items, id) ? this.data.items[id] : undefined;
+  }
+
+  /** The object, or a 404 naming the resource. */
+  require(id: string, what = 'object'): T {
+    const found = this.get(id);
+    if (!found) throw new ApiError(Errors.notFound, { message: `No ${what} with id ${id}.` });
+    return found;
+  }
+
+  insert(item: T): T {
+    if (this.positions.has(item.id)) throw new Error(`duplicate id ${item.id} in ${this.name}`);
+    const position = this.data.order.length;
+    this.data.order.push(item.id);
+    this.data.items[item.id] = item;
+    this.positions.set(item.id, position);
+    for (const [field, index] of this.indexes) pushTo(index, String(item[field as keyof T]), position);
+    this.onChange();
+    return item;
+  }
+
+  /** Apply changes to a stored object in place. Indexed fields must not change. */
+  update(id: string, changes: Partial<T>): T {
+    const item = this.require(id);
+    Object.assign(item, changes);
+    this.onChange();
+    return item;
+  }
+
+  /** Hard delete; the position stays as a tombstone. */
+  remove(id: string): T | undefined {
+    const item = this.get(id);
+    if (!item) return undefined;
+    delete this.data.items[id];
+    this.onChange();
+    return item;
+  }
+
+  /** Every stored object, oldest first. For bulk work (reset, fixtures, export), never per request. */
+  *values(): IterableIterator<T> {
+    for (const id of this.data.order) {
+      const item = this.data.items[id];
+      if (item) yield item;
+    }
+  }
+
+  /** Objects newest first, lazily: callers stop when they have what they need. */
+  *newest(where?: { field: string; value: string }): IterableIterator<T> {
+    const positions = this.positionsFor(where);
+    for (let i = positions.length - 1; i >= 0; i--) {
+      const item = this.at(positions.at(i));
+      if (item) yield item;
+    }
+  }
+
+  /**
+   * Cursor pagination, newest first. A cursor names a position in the insertion order, so pages
+   * stay stable while objects are added (new ones appear before the first page only).
+   */
+  page(query: PageQuery<T>): Page<T> {
+    const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+      throw new ApiError(Errors.validation, {
+        validation_errors: { limit: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` },
+      });
+    }
+    if (query.after && query.before) {
+      throw new ApiError(Errors.validation, { validation_errors: { before: 'cannot be combined with after' } });
+    }
+    const positions = this.positionsFor(query.where);
+    const matches = (position: number): T | undefined => {
+      const item = this.at(position);
+      return item && (!query.filter || query.filter(item)) ? item : undefined;
+    };
+    // Indices into `positions` (ascending insertion order); the newest-first walk goes down.
+    const found: Array<{ position: number; item: T }> = [];
+    let hasNext = false;
+    let hasPrevious = false;
+    if (query.before) {
+      const start = this.indexAfter(positions, this.decodeCursor(query.before, 'before'));
+      let i = start;
+      for (; i < positions.length && found.length < limit; i++) {
+        const item = matches(positions.at(i));
+        if (item) found.push({ position: positions.at(i), item });
+      }
+      hasPrevious = this.anyMatch(positions, i, +1, matches);
+      hasNext = this.anyMatch(positions, start - 1, -1, matches);
+      found.reverse();
+    } else {
+      const start = query.after ? this.indexBefore(positions, this.decodeCursor(query.after, 'after')) : positions.length - 1;
+      let i = start;
+      for (; i >= 0 && found.length < limit; i--) {
+        const item = matches(positions.at(i));
+        if (item) found.push({ position: positions.at(i), item });
+      }
+      hasNext = this.anyMatch(positions, i, -1, matches);
+      hasPrevious = query.after ? this.anyMatch(positions, start + 1, +1, matches) : false;
+    }
+    return {
+      data: found.map((f) => f.item),
+      start_cursor: found.length ? this.encodeCursor(found[0].position) : null,
+      end_cursor: found.length ? this.encodeCursor(found[found.length - 1].position) : null,
+      has_next_page: hasNext,
+      has_previous_page: hasPrevious,
+    };
+  }
+
+  private at(position: number): T | undefined {
+    const id = this.data.order[position];
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  private positionsFor(where?: { field: string; value: string }): Positions {
+    if (!where) return allPositions(this.data.order.length);
+    const index = this.indexes.get(where.field);
+    if (!index) throw new Error(`${this.name} has no index on ${where.field}`);
+    return listPositions(index.get(where.value) ?? []);
+  }
+
+  private anyMatch(positions: Positions, from: number, step: 1 | -1, matches: (p: number) => T | undefined): boolean {
+    for (let i = from; i >= 0 && i < positions.length; i += step) if (matches(positions.at(i))) return true;
+    return false;
+  }
+
+  /** Index of the last entry whose position is < cursor. */
+  private indexBefore(positions: Positions, cursor: number): number {
+    return lowerBound(positions, cursor) - 1;
+  }
+
+  /** Index of the first entry whose position is > cursor. */
+  private indexAfter(positions: Positions, cursor: number): number {
+    return lowerBound(positions, cursor + 1);
+  }
+
+  private encodeCursor(position: number): string {
+    return Buffer.from(`${this.name}:${position}`).toString('base64url');
+  }
+
+  private decodeCursor(cursor: string, field: string): number {
+    const text = Buffer.from(cursor, 'base64url').toString('utf8');
+    const match = /^([a-z_]+):(\d+)$/.exec(text);
+    if (!match || match[1] !== this.name || Number(match[2]) >= this.data.order.length) {
+      throw new ApiError(Errors.invalidCursor, { validation_errors: { [field]: 'is not a cursor of this list' } });
+    }
+    return Number(match[2]);
+  }
+}
+
+/** A sorted list of insertion positions: all of them (without allocating) or one index entry's. */
+interface Positions {
+  length: number;
+  at(i: number): number;
+}
+
+function allPositions(length: number): Positions {
+  return { length, at: (i) => i };
+}
+
+function listPositions(list: number[]): Positions {
+  return { length: list.length, at: (i) => list[i] };
+}
+
+function lowerBound(positions: Positions, value: number): number {
+  let lo = 0;
+  let hi = positions.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (positions.at(mid) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function pushTo(index: Map<string, number[]>, key: string, position: number): void {
+  const list = index.get(key);
+  if (list) list.push(position);
+  else index.set(key, [position]);
+}

@@ -1,0 +1,240 @@
+// Owns persistence: the lowdb document, its partition by account, id generation, and coalesced,
+// atomic writes of the JSON file. The only module that touches lowdb.
+import { createHash, randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { Low, Memory } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import type { Environment } from '../config.js';
+import { AccountClock, type ClockData, type RealNow } from '../clock/clock.js';
+import { createRandom, type Random } from '../random.js';
+import { Collection, type CollectionData } from './collection.js';
+
+export interface PartnerRecord {
+  id: string;
+  name: string;
+  /** Requests per second per key; null means the server's default. */
+  rate_limit: number | null;
+  created_at: string;
+}
+
+export interface KeyRecord {
+  client_id: string;
+  /** SHA-256 of the secret: the secret itself is never stored. */
+  secret_sha256: string;
+  partner_id: string;
+  environment: Environment;
+  name: string;
+  scopes: string[] | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface JobData {
+  id: string;
+  at: number;
+  kind: string;
+  payload: Record<string, unknown>;
+}
+
+export interface AccountData {
+  id: string;
+  partner_id: string;
+  environment: Environment;
+  clock: ClockData;
+  counters: Record<string, number>;
+  collections: Record<string, CollectionData<unknown>>;
+  /** Due work, kept sorted by (at, insertion). */
+  jobs: JobData[];
+  /** Free-form state of modules that is not a collection (e.g. the webhook queue's pause flag). */
+  state: Record<string, unknown>;
+}
+
+export interface StoreData {
+  version: 1;
+  meta: { seed: string; signing_key: string };
+  partners: Record<string, PartnerRecord>;
+  keys: Record<string, KeyRecord>;
+  accounts: Record<string, AccountData>;
+}
+
+export class Account {
+  readonly clock: AccountClock;
+  readonly random: Random;
+  private collections = new Map<string, Collection<{ id: string }>>();
+
+  constructor(readonly data: AccountData, private readonly store: Store, realNow: RealNow) {
+    this.clock = new AccountClock(data.clock, realNow);
+    this.random = createRandom(`${store.seed}|${data.id}|random`);
+  }
+
+  get id(): string { return this.data.id; }
+  get partnerId(): string { return this.data.partner_id; }
+  get environment(): Environment { return this.data.environment; }
+
+  collection<T extends { id: string }>(name: string, indexes: ReadonlyArray<keyof T & string> = []): Collection<T> {
+    let found = this.collections.get(name) as Collection<T> | undefined;
+    if (!found) {
+      const data = (this.data.collections[name] ??= { items: {}, order: [] }) as CollectionData<T>;
+      found = new Collection<T>(name, data, () => this.store.changed());
+      for (const field of indexes) found.indexBy(field);
+      this.collections.set(name, found as unknown as Collection<{ id: string }>);
+    }
+    return found;
+  }
+
+  /** Next value of a named counter (1, 2, 3, ...), persisted with the account. */
+  next(counter: string): number {
+    const value = (this.data.counters[counter] ?? 0) + 1;
+    this.data.counters[counter] = value;
+    this.store.changed();
+    return value;
+  }
+
+  /** A new id, `prefix_` plus 20 hex characters: deterministic for a seed, account and sequence. */
+  newId(prefix: string): string {
+    const n = this.next('ids');
+    const digest = createHash('sha256').update(`${this.store.seed}|${this.data.id}|${n}`).digest('hex');
+    return `${prefix}_${digest.slice(0, 20)}`;
+  }
+
+  state<T>(key: string, initial: () => T): T {
+    if (!(key in this.data.state)) this.data.state[key] = initial();
+    return this.data.state[key] as T;
+  }
+
+  changed(): void {
+    this.store.changed();
+  }
+
+  /** Back to empty: no objects, events, jobs or journal; the clock back to real time. */
+  reset(): void {
+    const clock = this.data.clock;
+    Object.assign(this.data, emptyAccount(this.data.id, this.data.partner_id, this.data.environment), { clock });
+    this.clock.reset();
+    this.collections.clear();
+    this.store.changed();
+    this.store.events.emit('accountReset', this);
+  }
+}
+
+export function accountId(partnerId: string, environment: Environment): string {
+  return `${partnerId}:${environment}`;
+}
+
+function emptyAccount(id: string, partnerId: string, environment: Environment): AccountData {
+  return { id, partner_id: partnerId, environment, clock: { offset_ms: 0 }, counters: {}, collections: {}, jobs: [], state: {} };
+}
+
+export interface StoreOptions {
+  file?: string;
+  seed?: string;
+  realNow: RealNow;
+  /** How long writes are gathered before one file write (ms). */
+  flushDelayMs?: number;
+}
+
+export class Store {
+  readonly events = new EventEmitter();
+  private readonly accounts = new Map<string, Account>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private dirty = false;
+  /** Number of file writes done, for tests and the benchmark of coalescing. */
+  writes = 0;
+
+  private constructor(private readonly db: Low<StoreData>, private readonly options: StoreOptions) {}
+
+  static async open(options: StoreOptions): Promise<Store> {
+    const initial = freshData(options.seed);
+    const adapter = options.file ? new JSONFile<StoreData>(options.file) : new Memory<StoreData>();
+    const db = new Low<StoreData>(adapter, initial);
+    await db.read();
+    if (!db.data || db.data.version !== 1) db.data = initial;
+    // An explicit seed wins over the one a data file remembers.
+    if (options.seed) db.data.meta.seed = options.seed;
+    return new Store(db, options);
+  }
+
+  get data(): StoreData {
+    return this.db.data;
+  }
+
+  get seed(): string {
+    return this.db.data.meta.seed;
+  }
+
+  get persistent(): boolean {
+    return Boolean(this.options.file);
+  }
+
+  account(partnerId: string, environment: Environment): Account {
+    const id = accountId(partnerId, environment);
+    let account = this.accounts.get(id);
+    if (!account) {
+      const data = (this.db.data.accounts[id] ??= emptyAccount(id, partnerId, environment));
+      account = new Account(data, this, this.options.realNow);
+      this.accounts.set(id, account);
+      this.events.emit('accountOpened', account);
+    }
+    return account;
+  }
+
+  /** Accounts that exist in the data (opened or not). */
+  *allAccounts(): IterableIterator<Account> {
+    for (const data of Object.values(this.db.data.accounts)) yield this.account(data.partner_id, data.environment);
+  }
+
+  /** Everything back to the start state, keeping the seed and the signing key. */
+  resetAll(): void {
+    const meta = this.db.data.meta;
+    this.db.data = { ...freshData(meta.seed), meta };
+    this.accounts.clear();
+    this.changed();
+    this.events.emit('storeReset');
+  }
+
+  /** Note a change; the file is written once per burst, `flushDelayMs` after the first change. */
+  changed(): void {
+    if (!this.options.file) return;
+    this.dirty = true;
+    if (!this.flushTimer && !this.writing) {
+      this.flushTimer = setTimeout(() => void this.flush(), this.options.flushDelayMs ?? 50);
+      this.flushTimer.unref();
+    }
+  }
+
+  /** Write pending changes now (temporary file, then rename: lowdb's writer is atomic). */
+  async flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.writing) await this.writing;
+    if (!this.dirty || !this.options.file) return;
+    this.dirty = false;
+    this.writing = this.db.write().then(() => { this.writes += 1; });
+    try {
+      await this.writing;
+    } finally {
+      this.writing = undefined;
+    }
+    if (this.dirty) this.changed();
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}
+
+function freshData(seed?: string): StoreData {
+  return {
+    version: 1,
+    meta: { seed: seed ?? randomBytes(8).toString('hex'), signing_key: randomBytes(32).toString('base64url') },
+    partners: {},
+    keys: {},
+    accounts: {},
+  };
+}
+
+/** A typed accessor for one collection of every account, with the indexes it needs. */
+export function defineCollection<T extends { id: string }>(name: string, indexes: ReadonlyArray<keyof T & string> = []) {
+  return (account: Account): Collection<T> => account.collection<T>(name, indexes);
+}
