@@ -18,6 +18,7 @@ import { OperationRouter, asyncMiddleware, errorReply, send } from './http/route
 import type { Principal } from './http/context.js';
 import { createLogger, type Logger } from './log.js';
 import { Store } from './store/store.js';
+import { BlobStore } from './store/blobs.js';
 import { controlFeature, resolveControlPrincipal } from './control/handlers.js';
 import { customerHandlers } from './domain/customers/handlers.js';
 
@@ -43,6 +44,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const deps: Deps = {
     config: full,
     store,
+    blobs: BlobStore.forDataFile(full.dataFile),
     scheduler: new Scheduler(store, log),
     events: new Events(),
     partners,

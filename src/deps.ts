@@ -9,10 +9,12 @@ import type { TokenSigner } from './auth/tokens.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/store.js';
+import type { BlobStore } from './store/blobs.js';
 
 export interface Deps {
   config: SandboxConfig;
   store: Store;
+  blobs: BlobStore;
   scheduler: Scheduler;
   events: Events;
   partners: Partners;
