@@ -38,7 +38,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const full: SandboxConfig = { ...defaultConfig(), ...config };
   const realNow = overrides.realNow ?? Date.now;
   const log = overrides.logger ?? createLogger(full.logLevel);
-  const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow });
+  const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow, flushDelayMs: full.flushDelayMs });
   const partners = new Partners(store, () => new Date(realNow()).toISOString());
   partners.ensureDefault(full.credentials);
   const deps: Deps = {
@@ -54,6 +54,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
     realNow,
     services: new Map(),
   };
+  store.events.on('writeFailed', (error) => log.error({ err: error, file: full.dataFile }, 'writing the data file failed'));
   for (const feature of FEATURES) feature.install?.(deps);
   return deps;
 }

@@ -30,6 +30,8 @@ export interface SandboxConfig {
   validateResponses: boolean;
   /** Run due work as real time passes (the CLI turns this on; tests advance the clock instead). */
   realTimeTicks: boolean;
+  /** How long changes are gathered before one write of the data file (ms). */
+  flushDelayMs: number;
   /** Size of each account's request journal ring. */
   journalSize: number;
 }
@@ -62,6 +64,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     },
     validateResponses: false,
     realTimeTicks: false,
+    flushDelayMs: 50,
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, 500, 'SANDBOX_JOURNAL_SIZE'),
   };
 }

@@ -14,7 +14,7 @@ export interface TestSandbox {
   token(env?: 'production' | 'demo', credentials?: { client_id: string; client_secret: string }): Promise<string>;
   /** Authorized request helpers for one environment's base path. */
   as(token: string, env?: 'production' | 'demo'): Api;
-  advance(seconds: number, token?: string): Promise<request.Response>;
+  advance(seconds: number, token?: string): request.Test;
 }
 
 export interface Api {

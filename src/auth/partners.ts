@@ -75,7 +75,8 @@ export class Partners {
 
   revoke(clientId: string): KeyRecord {
     const key = this.key(clientId);
-    key.revoked_at ??= this.nowIso();
+    if (key.revoked_at) throw new ApiError(Errors.conflict, { message: `The key ${clientId} was already revoked.`, validation_errors: { client_id: 'is revoked' } });
+    key.revoked_at = this.nowIso();
     this.store.changed();
     return key;
   }

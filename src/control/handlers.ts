@@ -69,7 +69,10 @@ const createKey: Handler = ({ deps, params, body }) => {
 const advanceClock: Handler = async ({ deps, account, body }) => {
   const target = body.to !== undefined ? Date.parse(body.to) : account.clock.nowMs() + Number(body.seconds) * 1000;
   if (body.to !== undefined && !(target >= account.clock.nowMs())) {
-    throw invalidFields({ to: 'must be a time after the account clock\'s now (the clock only moves forward)' });
+    throw new ApiError(Errors.unprocessable, {
+      message: 'The clock only moves forward.',
+      validation_errors: { to: 'must not be earlier than the account clock\'s now' },
+    });
   }
   const ran = await deps.scheduler.advance(account, target);
   return ok({ ...clockView(account), ran });

@@ -198,7 +198,13 @@ export class Store {
     if (!this.options.file) return;
     this.dirty = true;
     if (!this.flushTimer && !this.writing) {
-      this.flushTimer = setTimeout(() => void this.flush(), this.options.flushDelayMs ?? 50);
+      this.flushTimer = setTimeout(() => {
+        // A failed background write must never crash the process; the next change retries it.
+        this.flush().catch((error) => {
+          this.dirty = true;
+          this.events.emit('writeFailed', error);
+        });
+      }, this.options.flushDelayMs ?? 50);
       this.flushTimer.unref();
     }
   }
