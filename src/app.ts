@@ -76,6 +76,15 @@ export function createApp(deps: Deps): SandboxApp {
   app.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(apiDoc.yamlText));
   app.get('/openapi.json', (_req, res) => void res.json(apiDoc.document));
 
+  // One log line per request at debug level: never headers or bodies, so no secret reaches the log.
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => deps.log.debug({
+      method: req.method, path: req.path, status: res.statusCode, operation: res.locals.operationId ?? null,
+      account: res.locals.account?.id ?? null, ms: Number(process.hrtime.bigint() - started) / 1e6,
+    }, 'request'));
+    next();
+  });
   app.use(express.json({ limit: '15mb', type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: '1mb' }));
   app.use(express.text({ limit: '1mb', type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));
