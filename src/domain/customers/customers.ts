@@ -4,43 +4,19 @@ import type { Deps } from '../../deps.js';
 import { ApiError, Errors } from '../../http/errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
+import type { Schema } from '../../schemas.js';
 
 export const ADDRESS_FIELDS = ['street_address', 'sub_premise', 'city', 'state', 'postal_code', 'country'] as const;
 export const PATCHABLE_FIELDS = ['name', 'legal_name', 'ein', ...ADDRESS_FIELDS] as const;
 export const CREATE_FIELDS = [...PATCHABLE_FIELDS, 'email', 'external_id'] as const;
 
-export type CustomerStatus = 'active' | 'archived';
+export type CustomerStatus = Schema<'CustomerStatus'>;
 
-export interface Customer {
-  id: string;
-  created_at: string;
-  updated_at: string;
-  status: CustomerStatus;
-  default_payment_method_id: string | null;
-  email?: string;
-  external_id?: string;
-  name?: string;
-  legal_name?: string;
-  ein?: string;
-  street_address?: string;
-  sub_premise?: string;
-  city?: string;
-  state?: string;
-  postal_code?: string;
-  country?: string;
-  customer_integration_id?: string;
-}
+/** The stored customer is exactly the API's Customer, plus when it last changed. */
+export type Customer = Schema<'Customer'> & { updated_at: string; default_payment_method_id: string | null };
 
-export interface CustomerUser {
-  id: string;
-  customer_id: string;
-  created_at: string;
-  email: string;
-  first_name?: string;
-  last_name?: string;
-  job_title?: string;
-  phone?: string;
-}
+/** Users belong to one customer; the API view leaves the owner out. */
+export type CustomerUser = Schema<'CustomerUser'> & { customer_id: string };
 
 export const customers = defineCollection<Customer>('customers');
 export const customerUsers = defineCollection<CustomerUser>('customer_users', ['customer_id']);
@@ -63,7 +39,7 @@ export function getCustomer(account: Account, id: string): Customer {
   return customers(account).require(id, 'customer');
 }
 
-export type CustomerInput = Partial<Pick<Customer, (typeof CREATE_FIELDS)[number] | 'customer_integration_id'>>;
+export type CustomerInput = Schema<'CustomerCreateInput'> & { customer_integration_id?: string };
 
 export function createCustomer(deps: Deps, account: Account, input: CustomerInput): Customer {
   const ids = externalIds(account);
@@ -80,7 +56,7 @@ export function createCustomer(deps: Deps, account: Account, input: CustomerInpu
     ...pick(input, [...CREATE_FIELDS, 'customer_integration_id']),
   };
   customers(account).insert(customer);
-  if (customer.external_id !== undefined) ids[customer.external_id] = customer.id;
+  if (typeof customer.external_id === 'string') ids[customer.external_id] = customer.id;
   deps.events.record(account, 'customer_created', customer.id, customerEventData(customer));
   return customer;
 }
@@ -114,7 +90,7 @@ export function customerEventData(customer: Customer): Record<string, unknown> {
   };
 }
 
-export function createCustomerUser(account: Account, customerId: string, input: Omit<CustomerUser, 'id' | 'customer_id' | 'created_at'>): CustomerUser {
+export function createCustomerUser(account: Account, customerId: string, input: Schema<'CustomerUserCreateInput'>): CustomerUser {
   const customer = getCustomer(account, customerId);
   if (customer.status === 'archived') {
     throw new ApiError(Errors.unprocessable, { message: 'Users cannot be added to an archived customer.', validation_errors: { id: 'customer is archived' } });
