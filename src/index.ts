@@ -1,48 +1,165 @@
-// Owns the public, programmatic API: startSandbox() for test runners, and createApp/createDeps.
-import type { Server } from 'node:http';
+// Owns the public, programmatic API: startSandbox() for test runners (a listening sandbox with typed
+// helpers for tokens, the clock, scenarios and reset), and the createApp/createDeps factories.
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './app.js';
-import type { SandboxConfig } from './config.js';
+import type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 
 export { createApp, createDeps, FEATURES } from './app.js';
-export type { SandboxConfig } from './config.js';
+export type { DepsOverrides, SandboxApp } from './app.js';
+export type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
 export type { Deps } from './deps.js';
 
 export interface SandboxOptions extends Partial<SandboxConfig> {
   overrides?: DepsOverrides;
 }
 
+/** Which account a helper acts on: an access token's account, or the default partner's account in an environment. */
+export interface AccountSelector {
+  /** An API access token; the helper acts on its account. */
+  token?: string;
+  /** Without a token: the default partner's account in this environment (default production). */
+  environment?: Environment;
+}
+
+/** One rule of a scenario document (see the README's "Scenarios" section for the full shape). */
+export interface ScenarioRule {
+  match: {
+    operation?: string;
+    method?: string;
+    path?: string;
+    header?: Record<string, string>;
+    topic?: string;
+  };
+  nth?: number;
+  from?: number;
+  times?: number;
+  probability?: number;
+  respond?: { status: number; code?: string; message?: string; headers?: Record<string, string>; body?: unknown };
+  delay_ms?: number;
+  drop?: 'reset' | 'empty';
+  fail_delivery?: { status?: number; timeout?: boolean };
+}
+
+export interface ScenarioDocument {
+  name: string;
+  description?: string;
+  rules: ScenarioRule[];
+}
+
+/** The HttpError body the sandbox answers with. */
+export interface SandboxErrorBody {
+  code?: string;
+  message?: string;
+  validation_errors?: Record<string, string>;
+  [field: string]: unknown;
+}
+
+/** An HttpError answered by the sandbox to one of the helpers. */
+export class SandboxRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: SandboxErrorBody | undefined,
+    what: string,
+  ) {
+    super(`${what} answered ${status}${body?.code ? ` ${body.code}` : ''}${body?.message ? `: ${body.message}` : ''}`);
+    this.name = 'SandboxRequestError';
+  }
+}
+
 export interface RunningSandbox {
+  /** Base URL of the production API, e.g. http://127.0.0.1:54321 (the demo API is under `${url}/demo`). */
   url: string;
   port: number;
+  /** The default partner's credentials in each environment. */
+  credentials: DefaultCredentials;
   deps: Deps;
   app: SandboxApp;
-  /** Stop listening, finish in-flight requests and due work, and flush the data file. */
+  /** A fresh access token for the default partner in an environment (default production). */
+  token(environment?: Environment): Promise<string>;
+  /** Stop listening, finish in-flight requests and due work, and flush the data file. Safe to call twice. */
   close(): Promise<void>;
-  /** Every account back to its start state (the default partner only). */
-  reset(): void;
-  /** Move the default production account's clock forward, running what falls due. */
-  advanceClock(seconds: number, account?: { partnerId: string; environment: 'production' | 'demo' }): Promise<string>;
+  /** Without a selector: everything back to the start state. With one: that account back to empty. */
+  reset(account?: AccountSelector): Promise<void>;
+  /** Move an account's clock forward (default: the default production account), running what falls due; resolves to the new now. */
+  advanceClock(seconds: number, account?: AccountSelector): Promise<string>;
+  /** Load a scenario document (an object, or JSON/YAML text) for an account; resolves to its id. */
+  loadScenario(document: ScenarioDocument | string, account?: AccountSelector): Promise<{ id: string }>;
+  /** Remove every scenario loaded for an account through the control plane; resolves to how many. */
+  clearScenarios(account?: AccountSelector): Promise<number>;
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const { overrides, ...config } = options;
-  const deps = await createDeps({ realTimeTicks: true, ...config }, overrides);
+  // A test runner's output should not carry a log line per request: warn unless asked otherwise.
+  const deps = await createDeps(
+    { realTimeTicks: true, logLevel: process.env.SANDBOX_LOG_LEVEL || 'warn', ...config },
+    overrides,
+  );
   const app = createApp(deps);
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.port ?? 0, config.host ?? '127.0.0.1', () => resolve(listening));
-    listening.once('error', reject);
-  });
+  const bindHost = config.host ?? '127.0.0.1';
+  // Not app.listen: express 5 hands a listen error to its callback, which would look like success.
+  const server: Server = createServer(app);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port ?? 0, bindHost, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await deps.store.close();
+    throw error;
+  }
   if (deps.config.realTimeTicks) deps.scheduler.startTicking();
   const { port } = server.address() as AddressInfo;
-  const host = (config.host ?? '127.0.0.1') === '0.0.0.0' ? '127.0.0.1' : config.host ?? '127.0.0.1';
+  const host = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const prefix = (environment: Environment) => (environment === 'demo' ? '/demo' : '');
+
+  const token = async (environment: Environment = 'production'): Promise<string> => {
+    const { client_id, client_secret } = deps.config.credentials[environment];
+    const res = await fetch(`${url}${prefix(environment)}/oauth/token`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}`,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    });
+    const body = await readBody(res);
+    if (!res.ok) throw new SandboxRequestError(res.status, body, 'POST /oauth/token');
+    return (body as { access_token: string }).access_token;
+  };
+
+  /** A control-plane call, acting on the selected account (no selector: the default production account). */
+  const control = async (method: string, path: string, account: AccountSelector | undefined, body?: unknown) => {
+    const headers: Record<string, string> = {};
+    if (deps.config.adminToken) headers['X-Sandbox-Admin-Token'] = deps.config.adminToken;
+    const accessToken = account?.token ?? (account?.environment ? await token(account.environment) : undefined);
+    if (accessToken) headers.Authorization = `Bearer ${accessToken}`;
+    if (typeof body === 'string') headers['Content-Type'] = /^\s*[{[]/.test(body) ? 'application/json' : 'application/yaml';
+    else if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const answer = await readBody(res);
+    if (!res.ok) throw new SandboxRequestError(res.status, answer, `${method} ${path}`);
+    return answer as Record<string, unknown>;
+  };
+
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     port,
+    credentials: deps.config.credentials,
     deps,
     app,
+    token,
     close: () => (closing ??= (async () => {
       deps.scheduler.stopTicking();
       await new Promise<void>((resolve) => {
@@ -53,15 +170,31 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       for (const close of deps.services.values()) await (close as { close?: () => Promise<void> })?.close?.();
       await deps.store.close();
     })()),
-    reset: () => {
-      deps.store.resetAll();
-      deps.partners.ensureDefault(deps.config.credentials);
-      deps.rateLimiter.reset();
+    // Through the control plane, so the helpers do exactly what a partner's HTTP calls would do.
+    reset: async (account) => {
+      await control('POST', '/_sandbox/reset', account);
     },
-    advanceClock: async (seconds, account = { partnerId: 'ptn_default', environment: 'production' }) => {
-      const target = deps.store.account(account.partnerId, account.environment);
-      await deps.scheduler.advance(target, target.clock.nowMs() + seconds * 1000);
-      return target.clock.iso();
+    advanceClock: async (seconds, account) => {
+      const answer = await control('POST', '/_sandbox/clock/advance', account, { seconds });
+      return answer.now as string;
+    },
+    loadScenario: async (document, account) => {
+      const answer = await control('POST', '/_sandbox/scenarios', account, document);
+      return { id: answer.id as string };
+    },
+    clearScenarios: async (account) => {
+      const answer = await control('DELETE', '/_sandbox/scenarios', account);
+      return answer.deleted as number;
     },
   };
+}
+
+async function readBody(res: Response): Promise<Record<string, unknown> | undefined> {
+  const text = await res.text();
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { message: text.slice(0, 200) };
+  }
 }

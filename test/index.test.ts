@@ -1,0 +1,169 @@
+// The programmatic API: startSandbox() on a free port and its helpers (token, reset, advanceClock,
+// loadScenario, clearScenarios, close), exercised over real HTTP as a partner's test runner would.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer } from 'node:net';
+import { FEATURES, SandboxRequestError, startSandbox, type RunningSandbox } from '../src/index.js';
+
+let sb: RunningSandbox;
+
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, seed: '7', rateLimit: 0, logLevel: 'silent' });
+});
+afterAll(async () => {
+  await sb.close();
+});
+
+async function call(method: string, path: string, token?: string, body?: unknown) {
+  const res = await fetch(`${sb.url}${path}`, {
+    method,
+    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const scenariosBuilt = FEATURES.some((f) => f.control && 'sandboxLoadScenario' in f.control);
+
+describe('startSandbox', () => {
+  it('listens on a free loopback port and answers health, a token and an API call', async () => {
+    expect(sb.port).toBeGreaterThan(0);
+    expect(sb.url).toBe(`http://127.0.0.1:${sb.port}`);
+    expect(await call('GET', '/_sandbox/health')).toEqual({ status: 200, body: { status: 'ok', version: expect.any(String) } });
+    const token = await sb.token();
+    const made = await call('POST', '/customers', token, { name: 'Acme Corp', external_id: 'acme-api-1' });
+    expect(made.status).toBe(201);
+    const got = await call('GET', `/customers/${made.body.id}`, token);
+    expect(got).toEqual({ status: 200, body: made.body });
+  });
+
+  it('gives demo tokens that work on /demo and are refused on the production paths', async () => {
+    const demo = await sb.token('demo');
+    expect((await call('GET', '/demo/customers', demo)).status).toBe(200);
+    expect((await call('GET', '/customers', demo)).status).toBe(401);
+    expect(sb.credentials.demo.client_id).toBe('sandbox_demo_client_id');
+  });
+
+  it('reset() empties everything; reset({environment}) empties one account only', async () => {
+    const prod = await sb.token();
+    const demo = await sb.token('demo');
+    await call('POST', '/customers', prod, { name: 'Kept in production' });
+    await call('POST', '/demo/customers', demo, { name: 'Gone from demo' });
+
+    await sb.reset({ environment: 'demo' });
+    expect((await call('GET', '/demo/customers', demo)).body.data).toEqual([]);
+    const prodList = await call('GET', '/customers', prod);
+    expect(prodList.body.data.map((c: { name: string }) => c.name)).toContain('Kept in production');
+
+    await sb.reset();
+    const fresh = await sb.token();
+    expect((await call('GET', '/customers', fresh)).body.data).toEqual([]);
+  });
+
+  it('advanceClock() moves the selected account clock only, and tokens expire on it', async () => {
+    await sb.reset();
+    const token = await sb.token();
+    const before = Date.parse((await call('GET', '/_sandbox/clock')).body.now);
+    const now = await sb.advanceClock(2 * 3600);
+    expect(Date.parse(now) - before).toBeGreaterThanOrEqual(2 * 3600 * 1000);
+    expect(Date.parse((await call('GET', '/_sandbox/clock')).body.now)).toBeGreaterThanOrEqual(Date.parse(now));
+    // The hour-long token is now expired on the account clock.
+    expect((await call('GET', '/customers', token)).status).toBe(401);
+    expect((await call('GET', '/customers', await sb.token())).status).toBe(200);
+
+    const demo = await sb.token('demo');
+    const demoBefore = Date.parse((await call('GET', '/_sandbox/clock', demo)).body.now);
+    expect(demoBefore).toBeLessThan(Date.parse(now));
+    const demoNow = await sb.advanceClock(86400, { environment: 'demo' });
+    expect(Date.parse(demoNow) - demoBefore).toBeGreaterThanOrEqual(86400 * 1000);
+  });
+
+  it.each([
+    ['a negative number of seconds', -5],
+    ['NaN (sent as null)', Number.NaN],
+  ])('advanceClock() rejects %s with the 400 HttpError and moves nothing', async (_what, seconds) => {
+    const before = Date.parse((await call('GET', '/_sandbox/clock')).body.now);
+    const error = await sb.advanceClock(seconds).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxRequestError);
+    expect(error).toMatchObject({ status: 400, body: { code: expect.any(String) } });
+    const after = Date.parse((await call('GET', '/_sandbox/clock')).body.now);
+    expect(after - before).toBeLessThan(60_000);
+  });
+
+  (scenariosBuilt ? it : it.skip)('loadScenario() applies rules to that account until clearScenarios()', async () => {
+    await sb.reset();
+    const token = await sb.token();
+    const loaded = await sb.loadScenario({
+      name: 'customer list outage',
+      rules: [{ match: { method: 'GET', path: '/customers' }, times: 1, respond: { status: 503 } }],
+    });
+    expect(loaded.id).toEqual(expect.any(String));
+    expect((await call('GET', '/customers', token)).status).toBe(503);
+    expect((await call('GET', '/customers', token)).status).toBe(200);
+    // YAML text is accepted too.
+    await sb.loadScenario('name: yaml rule\nrules:\n  - match: { operation: listCustomers }\n    respond: { status: 429 }\n');
+    expect((await call('GET', '/customers', token)).status).toBe(429);
+    expect(await sb.clearScenarios()).toBe(2);
+    expect((await call('GET', '/customers', token)).status).toBe(200);
+    // A bad document is refused with 400 naming the field.
+    const bad = await sb.loadScenario({ name: 'bad', rules: [{ match: {}, respond: { status: 99 } }] }).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ status: 400, body: { validation_errors: expect.any(Object) } });
+  });
+
+  (scenariosBuilt ? it.skip : it)('loadScenario() reports the control plane answer while scenarios are not built', async () => {
+    const error = await sb.loadScenario({ name: 'x', rules: [] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxRequestError);
+    expect(error).toMatchObject({ status: 501, body: { code: 'not_implemented' } });
+  });
+});
+
+describe('startSandbox options', () => {
+  it('sends the admin token itself when the control plane requires one', async () => {
+    const guarded = await startSandbox({ port: 0, rateLimit: 0, logLevel: 'silent', adminToken: 'adm-secret' });
+    try {
+      expect((await fetch(`${guarded.url}/_sandbox/clock`)).status).toBe(401);
+      const now = await guarded.advanceClock(60);
+      expect(Date.parse(now)).toBeGreaterThan(Date.now() + 50_000);
+      await guarded.reset();
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('uses the configured credentials for token()', async () => {
+    const custom = await startSandbox({
+      port: 0,
+      rateLimit: 0,
+      logLevel: 'silent',
+      credentials: { production: { client_id: 'my_id', client_secret: 'my_secret' }, demo: { client_id: 'd_id', client_secret: 'd_secret' } },
+    });
+    try {
+      const token = await custom.token();
+      expect((await fetch(`${custom.url}/customers`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
+      const basic = Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64');
+      const refused = await fetch(`${custom.url}/oauth/token`, {
+        method: 'POST',
+        headers: { Authorization: `Basic ${basic}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=client_credentials',
+      });
+      expect(refused.status).toBe(403);
+    } finally {
+      await custom.close();
+    }
+  });
+
+  it('rejects when the port is taken, and close() is safe to call twice', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as { port: number };
+    try {
+      await expect(startSandbox({ port, logLevel: 'silent' })).rejects.toThrow(/EADDRINUSE/);
+    } finally {
+      blocker.close();
+    }
+    const once = await startSandbox({ port: 0, logLevel: 'silent' });
+    await once.close();
+    await once.close();
+    await expect(fetch(`${once.url}/_sandbox/health`)).rejects.toThrow();
+  });
+});
