@@ -21,11 +21,13 @@ import { Store } from './store/store.js';
 import { BlobStore } from './store/blobs.js';
 import { controlFeature, resolveControlPrincipal } from './control/handlers.js';
 import { customerHandlers } from './domain/customers/handlers.js';
+import { webhooksFeature } from './webhooks/handlers.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
   { name: 'oauth', handlers: { createToken } },
   { name: 'customers', handlers: customerHandlers },
+  webhooksFeature,
   controlFeature,
 ];
 

@@ -10,6 +10,8 @@ export { createApp, createDeps, FEATURES } from './app.js';
 export type { DepsOverrides, SandboxApp } from './app.js';
 export type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
 export type { Deps } from './deps.js';
+export { startWebhookReceiver } from './testing/webhook-receiver.js';
+export type { ReceivedWebhook, ReceiverOptions, Responder, WaitOptions, WebhookReceiver } from './testing/webhook-receiver.js';
 
 export interface SandboxOptions extends Partial<SandboxConfig> {
   overrides?: DepsOverrides;

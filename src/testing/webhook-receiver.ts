@@ -1,0 +1,167 @@
+// Owns the webhook receiver for users' test suites: a local HTTP server that collects the sandbox's
+// deliveries, answers with a status the test chooses, and waits for a topic to arrive.
+import http, { type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedWebhook {
+  topic: string;
+  entity_id: string;
+  idempotency_key: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+  /** The whole parsed body, as sent. */
+  body: Record<string, any>;
+  headers: IncomingHttpHeaders;
+  /** The secret from `Authorization: Bearer <secret_key>`, or null when the subscription has none. */
+  secret: string | null;
+  /** The path the sandbox posted to (subscribe several topics to several paths of one receiver). */
+  path: string;
+  /** What the receiver answered. */
+  status: number;
+  received_at: Date;
+}
+
+/** The status to answer (default 200), fixed or decided per delivery. */
+export type Responder = number | ((delivery: Omit<ReceivedWebhook, 'status'>) => number | Promise<number>);
+
+export interface WaitOptions {
+  /** Real milliseconds to wait before rejecting (default 5000). */
+  timeoutMs?: number;
+  /** Only deliveries this accepts count. */
+  where?: (delivery: ReceivedWebhook) => boolean;
+  /** Wait until this many matching deliveries have arrived (default 1). */
+  count?: number;
+}
+
+export interface WebhookReceiver {
+  /** Base URL, e.g. http://127.0.0.1:53211 (subscribe with `${url}/anything`). */
+  url: string;
+  port: number;
+  /** Every delivery received, oldest first (including the ones answered with a failure status). */
+  readonly deliveries: ReceivedWebhook[];
+  /** Deliveries the receiver accepted (answered 2xx), oldest first. */
+  accepted(topic?: string): ReceivedWebhook[];
+  /** Change the answer for later deliveries. */
+  respondWith(responder: Responder): void;
+  /** Resolve with the first accepted delivery of `topic` (already received or still to come). */
+  waitFor(topic: string, options?: WaitOptions): Promise<ReceivedWebhook>;
+  /** Resolve with `count` accepted deliveries of `topic`. */
+  waitForCount(topic: string, count: number, options?: Omit<WaitOptions, 'count'>): Promise<ReceivedWebhook[]>;
+  clear(): void;
+  close(): Promise<void>;
+}
+
+export interface ReceiverOptions {
+  port?: number;
+  host?: string;
+  respond?: Responder;
+  /** Bodies larger than this are refused with 413 (default 1 MB). */
+  maxBodyBytes?: number;
+}
+
+interface Waiter {
+  topic: string;
+  count: number;
+  where?: (d: ReceivedWebhook) => boolean;
+  resolve: (found: ReceivedWebhook[]) => void;
+}
+
+/** Start a receiver on a free local port (plain http: run the sandbox with --allow-http-webhooks). */
+export async function startWebhookReceiver(options: ReceiverOptions = {}): Promise<WebhookReceiver> {
+  const host = options.host ?? '127.0.0.1';
+  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
+  let responder: Responder = options.respond ?? 200;
+  const deliveries: ReceivedWebhook[] = [];
+  const waiters = new Set<Waiter>();
+
+  const matching = (topic: string, where?: (d: ReceivedWebhook) => boolean) =>
+    deliveries.filter((d) => d.status >= 200 && d.status < 300 && (!topic || d.topic === topic) && (!where || where(d)));
+
+  const notify = () => {
+    for (const waiter of waiters) {
+      const found = matching(waiter.topic, waiter.where);
+      if (found.length >= waiter.count) {
+        waiters.delete(waiter);
+        waiter.resolve(found.slice(0, waiter.count));
+      }
+    }
+  };
+
+  const server: Server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBody) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      void (async () => {
+        if (req.method !== 'POST') return void res.writeHead(405).end();
+        if (tooLarge) return void res.writeHead(413).end();
+        let body: Record<string, any>;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          return void res.writeHead(400).end('body is not JSON');
+        }
+        const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
+        const received = {
+          topic: String(body?.topic ?? ''),
+          entity_id: String(body?.entity_id ?? ''),
+          idempotency_key: String(body?.idempotency_key ?? ''),
+          timestamp: String(body?.timestamp ?? ''),
+          data: (body?.data ?? {}) as Record<string, unknown>,
+          body,
+          headers: req.headers,
+          secret: bearer,
+          path: req.url ?? '/',
+          received_at: new Date(),
+        };
+        let status = 500;
+        try {
+          status = typeof responder === 'number' ? responder : await responder(received);
+        } catch {
+          status = 500;
+        }
+        deliveries.push({ ...received, status });
+        res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ received: status < 300 }));
+        notify();
+      })();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  const waitForCount = (topic: string, count: number, wait: Omit<WaitOptions, 'count'> = {}) =>
+    new Promise<ReceivedWebhook[]>((resolve, reject) => {
+      const timeoutMs = wait.timeoutMs ?? 5000;
+      const waiter: Waiter = { topic, count, where: wait.where, resolve: (found) => { clearTimeout(timer); resolve(found); } };
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        const seen = deliveries.map((d) => `${d.topic}(${d.status})`).join(', ') || 'none';
+        reject(new Error(`no ${count > 1 ? `${count} deliveries` : 'delivery'} of ${topic} within ${timeoutMs} ms; received: ${seen}`));
+      }, timeoutMs);
+      waiters.add(waiter);
+      notify();
+    });
+
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    deliveries,
+    accepted: (topic) => matching(topic ?? ''),
+    respondWith: (next) => { responder = next; },
+    waitFor: async (topic, wait = {}) => (await waitForCount(topic, wait.count ?? 1, wait)).at(-1) as ReceivedWebhook,
+    waitForCount,
+    clear: () => { deliveries.length = 0; },
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}

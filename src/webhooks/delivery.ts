@@ -1,0 +1,95 @@
+// Owns one HTTP delivery attempt to a receiver: a JSON POST with the subscription's secret as a bearer
+// token, a hard time-out over the whole exchange, no redirects, and at most a small capped read.
+import http from 'node:http';
+import https from 'node:https';
+import { VERSION } from '../config.js';
+
+export interface AttemptOutcome {
+  /** True for a 2xx answer. */
+  ok: boolean;
+  /** The receiver's status code; null when no answer came. */
+  status_code: number | null;
+  /** Why the attempt failed (status, redirect, connection error, time-out); null when delivered. */
+  error: string | null;
+  duration_ms: number;
+}
+
+export interface SendOptions {
+  /** Time-out over connect, request and response headers, in real milliseconds. */
+  timeoutMs: number;
+  /** At most this many bytes of the receiver's answer are read; the rest is discarded unread. */
+  maxResponseBytes: number;
+  /** Aborts the attempt (used when the sandbox shuts down). */
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_SEND_OPTIONS: SendOptions = { timeoutMs: 10_000, maxResponseBytes: 4096 };
+
+/** Send one delivery; never throws, never waits longer than the time-out. */
+export function sendDelivery(url: string, body: string, secretKey: string | null, options: SendOptions, now: () => number = Date.now): Promise<AttemptOutcome> {
+  const started = now();
+  const elapsed = () => Math.max(0, now() - started);
+  return new Promise<AttemptOutcome>((resolve) => {
+    let settled = false;
+    const finish = (outcome: Omit<AttemptOutcome, 'duration_ms'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve({ ...outcome, duration_ms: elapsed() });
+    };
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      resolve({ ok: false, status_code: null, error: 'invalid endpoint_url', duration_ms: 0 });
+      return;
+    }
+    const headers: Record<string, string | number> = {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(body),
+      'User-Agent': `billing-sandbox-webhooks/${VERSION}`,
+    };
+    if (secretKey) headers.Authorization = `Bearer ${secretKey}`;
+    const client = target.protocol === 'https:' ? https : http;
+    // A fresh connection per attempt (agent: false): a receiver that misbehaves cannot poison a pool.
+    const req = client.request(target, { method: 'POST', headers, agent: false });
+    const timer = setTimeout(() => {
+      finish({ ok: false, status_code: null, error: `timed out after ${options.timeoutMs} ms` });
+      req.destroy();
+    }, options.timeoutMs);
+    timer.unref?.();
+    const onAbort = () => {
+      finish({ ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt' });
+      req.destroy();
+    };
+    if (options.signal?.aborted) return onAbort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 0;
+      const ok = status >= 200 && status < 300;
+      const redirect = status >= 300 && status < 400;
+      // The status decides the attempt; the body is only drained up to the cap, then the socket closes,
+      // so a receiver that streams a huge or endless answer neither fills memory nor holds the queue.
+      finish({
+        ok,
+        status_code: status,
+        error: ok ? null : redirect ? `receiver answered ${status}; redirects are not followed` : `receiver answered ${status}`,
+      });
+      let read = 0;
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read >= options.maxResponseBytes) res.destroy();
+      });
+      res.on('error', () => undefined);
+      res.on('end', () => req.destroy());
+      const drainTimer = setTimeout(() => res.destroy(), options.timeoutMs);
+      drainTimer.unref?.();
+      res.on('close', () => clearTimeout(drainTimer));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      finish({ ok: false, status_code: null, error: `connection error: ${error.code ?? error.message}` });
+    });
+    req.end(body);
+  });
+}

@@ -1,0 +1,45 @@
+// Owns the webhook operations (subscriptions, history, resume) and their control-plane companions
+// (delivery attempts, firing an event), and installs the delivery queue as the `webhooks` service.
+import type { Feature } from '../feature.js';
+import { created, ok, type Handler } from '../http/context.js';
+import { pageParams } from '../http/pagination.js';
+import { eventView, fireEvent } from './fire.js';
+import { listAttempts, listHistory } from './history.js';
+import { WEBHOOKS_SERVICE, WebhookQueue, webhookQueue } from './queue.js';
+import { createSubscription, deactivateSubscription, subscriptions, subscriptionView, type Subscription } from './subscriptions.js';
+
+const listWebhooks: Handler = ({ account, query }) => {
+  const filter = query.is_active === undefined ? undefined : (s: Subscription) => s.is_active === query.is_active;
+  const page = subscriptions(account).page({
+    ...pageParams(query),
+    filter,
+    where: query.topic ? { field: 'topic', value: query.topic } : undefined,
+  });
+  return ok({ ...page, data: page.data.map(subscriptionView) });
+};
+
+const deleteWebhook: Handler = ({ deps, account, params }) => {
+  const sub = deactivateSubscription(account, params.subscription_id);
+  webhookQueue(deps).dropSubscription(account, sub);
+  return ok(subscriptionView(sub));
+};
+
+export const webhooksFeature: Feature = {
+  name: 'webhooks',
+  handlers: {
+    listWebhooks,
+    createWebhook: ({ deps, account, body }) => created(subscriptionView(createSubscription(deps, account, body))),
+    deleteWebhook,
+    listWebhookEvents: ({ account, query }) => ok(listHistory(account, query)),
+    retryWebhooks: ({ deps, account }) => ok({ success: true, resumed: webhookQueue(deps).resume(account) }),
+  },
+  control: {
+    sandboxListDeliveries: ({ account, query }) => ok({ data: listAttempts(account, query) }),
+    sandboxFireEvent: ({ deps, account, body }) => created(eventView(fireEvent(deps, account, body.topic, body.entity_id))),
+  },
+  install(deps) {
+    const queue = new WebhookQueue(deps);
+    deps.services.set(WEBHOOKS_SERVICE, queue);
+    queue.install();
+  },
+};

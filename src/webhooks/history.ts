@@ -1,0 +1,108 @@
+// Owns the delivery history: one record per (event, subscription) with its status (pending, sent,
+// failed), attempts and last error, and the log of every attempt shown by the control plane.
+import { eventLog, type EventRecord, type Topic } from '../events/events.js';
+import { pageParams, timeWindow } from '../http/pagination.js';
+import { defineCollection, type Account } from '../store/store.js';
+
+export type DeliveryStatus = 'pending' | 'sent' | 'failed';
+
+/** One event on its way to one subscription: the unit of the account's ordered queue. */
+export interface DeliveryRecord {
+  id: string;
+  /** The event log entry this delivery carries (its body is built from it, never copied). */
+  event_id: string;
+  topic: Topic;
+  timestamp: string;
+  subscription_id: string;
+  endpoint_url: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_error: string | null;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+}
+
+/** One attempt, as GET /_sandbox/webhooks/deliveries lists it. */
+export interface AttemptRecord {
+  id: string;
+  /** The event's idempotency_key (what receivers see). */
+  event_id: string;
+  topic: Topic;
+  subscription_id: string;
+  url: string;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  at: string;
+  duration_ms: number;
+  next_attempt_at: string | null;
+}
+
+export const deliveries = defineCollection<DeliveryRecord>('webhook_deliveries', ['topic']);
+export const attempts = defineCollection<AttemptRecord>('webhook_attempts', ['topic', 'event_id']);
+
+/** The delivery body: exactly the fields the spec lists. */
+export function deliveryBody(event: EventRecord) {
+  return { entity_id: event.entity_id, idempotency_key: event.idempotency_key, timestamp: event.timestamp, topic: event.topic, data: event.data };
+}
+
+export function eventOf(account: Account, delivery: DeliveryRecord): EventRecord | undefined {
+  return eventLog(account).get(delivery.event_id);
+}
+
+/** A history record: the event as delivered, plus the delivery's state. */
+export function historyView(account: Account, d: DeliveryRecord) {
+  const event = eventOf(account, d);
+  return {
+    id: d.id,
+    event_id: d.event_id,
+    subscription_id: d.subscription_id,
+    endpoint_url: d.endpoint_url,
+    entity_id: event?.entity_id ?? '',
+    idempotency_key: event?.idempotency_key ?? d.event_id,
+    topic: d.topic,
+    timestamp: d.timestamp,
+    status: d.status,
+    attempts: d.attempts,
+    last_error: d.last_error,
+    last_attempt_at: d.last_attempt_at,
+    next_attempt_at: d.next_attempt_at,
+    data: event?.data ?? {},
+  };
+}
+
+export interface HistoryQuery {
+  limit?: number;
+  after?: string;
+  before?: string;
+  topic?: Topic;
+  status?: DeliveryStatus;
+  from_date?: string;
+  to_date?: string;
+}
+
+export function listHistory(account: Account, query: HistoryQuery) {
+  const window = timeWindow(query.from_date, query.to_date);
+  const filter = query.status || window
+    ? (d: DeliveryRecord) => (!query.status || d.status === query.status) && (!window || window(d.timestamp))
+    : undefined;
+  const page = deliveries(account).page({
+    ...pageParams(query),
+    filter,
+    where: query.topic ? { field: 'topic', value: query.topic } : undefined,
+  });
+  return { ...page, data: page.data.map((d) => historyView(account, d)) };
+}
+
+/** Attempts newest first, narrowed by topic and/or event (idempotency_key), walking an index when one applies. */
+export function listAttempts(account: Account, query: { topic?: string; event_id?: string; limit?: number }): AttemptRecord[] {
+  const limit = query.limit ?? 100;
+  const where = query.event_id ? { field: 'event_id', value: query.event_id } : query.topic ? { field: 'topic', value: query.topic } : undefined;
+  const found: AttemptRecord[] = [];
+  for (const attempt of attempts(account).newest(where)) {
+    if (found.length >= limit) break;
+    if (query.topic && attempt.topic !== query.topic) continue;
+    found.push(attempt);
+  }
+  return found;
+}

@@ -1,0 +1,305 @@
+// Owns the per-account ordered delivery queue: enqueue on every recorded event, send strictly in
+// order through scheduler jobs, retry at 30 s x 3^n on the account clock, pause after the fifth
+// retry, resume (10 per run, the rest in following cycles), and recover a queue cut by a restart.
+import type { Deps } from '../deps.js';
+import type { EventRecord } from '../events/events.js';
+import { deliveryFault } from '../faults.js';
+import type { Account, JobData } from '../store/store.js';
+import { sendDelivery, DEFAULT_SEND_OPTIONS, type AttemptOutcome, type SendOptions } from './delivery.js';
+import { attempts, deliveries, deliveryBody, eventOf, type DeliveryRecord } from './history.js';
+import { activeSubscriptions, subscriptions, type Subscription } from './subscriptions.js';
+
+export const WEBHOOKS_SERVICE = 'webhooks';
+export const SEND_JOB = 'webhooks.send';
+
+/** Spec: at most 5 retries, the nth 30 s x 3^n after the failure (90 s, 270 s, 810 s, 2430 s, 7290 s). */
+export const MAX_RETRIES = 5;
+export const RETRY_BASE_MS = 30_000;
+/** Spec: a retry run sends at most 10 webhooks; the rest go in following cycles. */
+export const RETRY_RUN_SIZE = 10;
+/** Sandbox choice: the following cycles run every 30 s (the retry base) on the account clock. */
+export const CYCLE_MS = 30_000;
+
+export function retryDelayMs(retry: number): number {
+  return RETRY_BASE_MS * 3 ** retry;
+}
+
+/** Persisted with the account (so --data keeps it across restarts). */
+export interface QueueState {
+  /** Delivery ids not yet delivered, oldest first; the head is the one being attempted. */
+  queue: string[];
+  /** True after the fifth retry failed: nothing is sent until POST /webhooks/retry. */
+  paused: boolean;
+  /** Retries of the head since the last success or manual retry. */
+  retry_count: number;
+  /** Why a send job is waiting in the scheduler (null: none). */
+  job: 'live' | 'retry' | 'cycle' | 'resume' | null;
+  /** The delivery whose attempt is under way; still set after a restart means the attempt was cut. */
+  in_flight: string | null;
+}
+
+const STATE_KEY = 'webhook_queue';
+
+export function queueState(account: Account): QueueState {
+  return account.state<QueueState>(STATE_KEY, () => ({ queue: [], paused: false, retry_count: 0, job: null, in_flight: null }));
+}
+
+interface SendJobPayload {
+  reason: NonNullable<QueueState['job']>;
+  /** At most this many deliveries in this run; null: until the queue is empty or an attempt fails. */
+  budget: number | null;
+}
+
+export class WebhookQueue {
+  /** Attempt options; tests may shorten the time-out (`deps.services.get('webhooks').options.timeoutMs`). */
+  readonly options: SendOptions = { ...DEFAULT_SEND_OPTIONS };
+  private readonly pumping = new Set<string>();
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(private readonly deps: Deps) {}
+
+  install(): void {
+    this.deps.scheduler.register(SEND_JOB, (account, job) => this.runJob(account, job));
+    this.deps.events.on('recorded', (account, event) => this.enqueue(account, event));
+    for (const account of this.deps.store.allAccounts()) this.recover(account);
+  }
+
+  /** Wait until the account's due work, including deliveries it triggers, is done. */
+  async idle(account: Account): Promise<void> {
+    await this.deps.scheduler.runDue(account);
+  }
+
+  /** Abort attempts still under way (shutdown); a cut attempt is sent again after a restart. */
+  async close(): Promise<void> {
+    for (const controller of this.inFlight) controller.abort();
+  }
+
+  /** Every event recorded while subscriptions of its topic are active becomes one delivery per subscription. */
+  enqueue(account: Account, event: EventRecord): void {
+    try {
+      const subs = activeSubscriptions(account, event.topic);
+      if (!subs.length) return;
+      const state = queueState(account);
+      for (const sub of subs) {
+        const delivery: DeliveryRecord = {
+          id: account.newId('whe'),
+          event_id: event.id,
+          topic: event.topic,
+          timestamp: event.timestamp,
+          subscription_id: sub.id,
+          endpoint_url: sub.endpoint_url,
+          status: 'pending',
+          attempts: 0,
+          last_error: null,
+          last_attempt_at: null,
+          next_attempt_at: null,
+        };
+        deliveries(account).insert(delivery);
+        state.queue.push(delivery.id);
+      }
+      account.changed();
+      this.kick(account);
+    } catch (error) {
+      // Recording an event must never fail the API request that caused it.
+      this.deps.log.error({ err: error, account: account.id, topic: event.topic }, 'could not enqueue webhook deliveries');
+    }
+  }
+
+  /** Start sending when nothing else will: not paused, no send job waiting, no run under way. */
+  private kick(account: Account): void {
+    const state = queueState(account);
+    if (state.paused || state.job || this.pumping.has(account.id) || !state.queue.length) return;
+    this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
+    void this.deps.scheduler.runDue(account);
+  }
+
+  private schedule(account: Account, at: number, payload: SendJobPayload): void {
+    queueState(account).job = payload.reason;
+    this.deps.scheduler.schedule(account, SEND_JOB, at, { ...payload });
+  }
+
+  private cancelJobs(account: Account): void {
+    this.deps.scheduler.cancel(account, (job) => job.kind === SEND_JOB);
+    queueState(account).job = null;
+  }
+
+  /** POST /webhooks/retry: reset the retry counter, unpause, and send in order, 10 per run. */
+  resume(account: Account): number {
+    const state = queueState(account);
+    this.cancelJobs(account);
+    state.paused = false;
+    state.retry_count = 0;
+    account.changed();
+    const queued = state.queue.length;
+    if (queued) {
+      this.schedule(account, account.clock.nowMs(), { reason: 'resume', budget: RETRY_RUN_SIZE });
+      void this.deps.scheduler.runDue(account);
+    }
+    return queued;
+  }
+
+  /**
+   * A deleted subscription receives nothing more: its queued deliveries leave the queue as failed. When
+   * one of them was holding the queue, the next event starts with a fresh retry counter.
+   */
+  dropSubscription(account: Account, sub: Subscription): void {
+    const state = queueState(account);
+    if (!state.queue.length) return;
+    const head = state.queue[0];
+    const kept: string[] = [];
+    for (const id of state.queue) {
+      const d = deliveries(account).get(id);
+      if (d && d.subscription_id === sub.id) {
+        deliveries(account).update(id, { status: 'failed', last_error: 'subscription deleted before delivery', next_attempt_at: null });
+      } else kept.push(id);
+    }
+    state.queue = kept;
+    account.changed();
+    if (kept[0] !== head && state.job === 'retry') {
+      this.cancelJobs(account);
+      state.retry_count = 0;
+      this.kick(account);
+    }
+  }
+
+  /** After a restart: note an attempt cut by the shutdown and make sure the queue moves again. */
+  private recover(account: Account): void {
+    if (!Object.hasOwn(account.data.state, STATE_KEY)) return;
+    const state = queueState(account);
+    if (state.in_flight) {
+      const d = deliveries(account).get(state.in_flight);
+      if (d) {
+        const at = account.clock.iso();
+        const event = eventOf(account, d);
+        d.attempts += 1;
+        d.last_attempt_at = at;
+        d.last_error = 'interrupted: the sandbox stopped during this attempt; sent again';
+        this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, { ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt', duration_ms: 0 }, at, at);
+      }
+      state.in_flight = null;
+    }
+    const waiting = account.data.jobs.some((job) => job.kind === SEND_JOB);
+    if (!waiting) state.job = null;
+    account.changed();
+    if (!waiting && !state.paused && state.queue.length) this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
+  }
+
+  private async runJob(account: Account, job: JobData): Promise<void> {
+    const payload = job.payload as unknown as SendJobPayload;
+    const state = queueState(account);
+    state.job = null;
+    account.changed();
+    if (state.paused) return;
+    await this.pump(account, payload.budget);
+  }
+
+  /** Send from the head, in order, until the queue is empty, an attempt fails, or the budget is spent. */
+  private async pump(account: Account, budget: number | null): Promise<void> {
+    const state = queueState(account);
+    const current = () => queueState(account) === state && this.deps.store.account(account.partnerId, account.environment) === account;
+    this.pumping.add(account.id);
+    try {
+      let sent = 0;
+      while (state.queue.length && current()) {
+        if (budget !== null && sent >= budget) {
+          this.schedule(account, account.clock.nowMs() + CYCLE_MS, { reason: 'cycle', budget: RETRY_RUN_SIZE });
+          return;
+        }
+        const id = state.queue[0];
+        const delivery = deliveries(account).get(id);
+        const sub = delivery && subscriptions(account).get(delivery.subscription_id);
+        const event = delivery && eventOf(account, delivery);
+        if (!delivery || !sub || !event || !sub.is_active) {
+          state.queue.shift();
+          if (delivery) Object.assign(delivery, { status: 'failed', last_error: 'subscription deleted before delivery', next_attempt_at: null });
+          continue;
+        }
+        const at = account.clock.iso();
+        const outcome = await this.send(account, delivery, sub, event);
+        if (!current()) return;
+        const dropped = state.queue[0] !== id; // its subscription was deleted while the attempt was under way
+        this.settle(account, delivery, event, outcome, at, dropped);
+        if (dropped) continue;
+        if (!outcome.ok) return;
+        sent += 1;
+      }
+    } finally {
+      this.pumping.delete(account.id);
+      account.changed();
+      // Events recorded while this run was under way (or after a reset cut it short) still need a sender.
+      this.kick(this.deps.store.account(account.partnerId, account.environment));
+    }
+  }
+
+  /** One attempt: a scenario fault answers for the receiver, else a real POST. */
+  private async send(account: Account, delivery: DeliveryRecord, sub: Subscription, event: EventRecord): Promise<AttemptOutcome> {
+    const fault = deliveryFault(this.deps, account, { topic: event.topic, url: sub.endpoint_url, event_id: event.idempotency_key });
+    if (fault && 'timeout' in fault) {
+      return { ok: false, status_code: null, error: `timed out after ${this.options.timeoutMs} ms (scenario fail_delivery)`, duration_ms: this.options.timeoutMs };
+    }
+    if (fault) {
+      // Even a 2xx fault fails the attempt: nothing reached the receiver, so the event must stay queued.
+      return { ok: false, status_code: fault.status, error: `receiver answered ${fault.status} (scenario fail_delivery)`, duration_ms: 0 };
+    }
+    const state = queueState(account);
+    state.in_flight = delivery.id;
+    account.changed();
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    try {
+      return await sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, signal: controller.signal }, this.deps.realNow);
+    } finally {
+      this.inFlight.delete(controller);
+      if (queueState(account) === state) state.in_flight = null;
+    }
+  }
+
+  /** Record an attempt's outcome; on failure schedule the next retry or pause the account. */
+  private settle(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: AttemptOutcome, at: string, dropped: boolean): void {
+    const state = queueState(account);
+    let next: number | null = null;
+    delivery.attempts += 1;
+    delivery.last_attempt_at = at;
+    if (outcome.ok) {
+      Object.assign(delivery, { status: 'sent', last_error: null, next_attempt_at: null });
+      if (!dropped) {
+        state.queue.shift();
+        state.retry_count = 0;
+      }
+    } else if (dropped) {
+      delivery.last_error = `${outcome.error}; subscription deleted, not retried`;
+    } else {
+      if (state.retry_count < MAX_RETRIES) {
+        state.retry_count += 1;
+        next = account.clock.nowMs() + retryDelayMs(state.retry_count);
+        this.schedule(account, next, { reason: 'retry', budget: RETRY_RUN_SIZE });
+      } else {
+        state.paused = true;
+      }
+      Object.assign(delivery, { status: 'failed', last_error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString() });
+    }
+    this.logAttempt(account, delivery, event.idempotency_key, outcome, at, next === null ? null : new Date(next).toISOString());
+    account.changed();
+    this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error }, 'webhook attempt');
+  }
+
+  private logAttempt(account: Account, d: DeliveryRecord, eventKey: string, outcome: AttemptOutcome, at: string, nextAt: string | null): void {
+    attempts(account).insert({
+      id: account.newId('dlv'),
+      event_id: eventKey,
+      topic: d.topic,
+      subscription_id: d.subscription_id,
+      url: d.endpoint_url,
+      attempt: d.attempts,
+      status_code: outcome.status_code,
+      error: outcome.error,
+      at,
+      duration_ms: outcome.duration_ms,
+      next_attempt_at: nextAt,
+    });
+  }
+}
+
+export function webhookQueue(deps: Deps): WebhookQueue {
+  return deps.services.get(WEBHOOKS_SERVICE) as WebhookQueue;
+}

@@ -1,0 +1,89 @@
+// Owns webhook subscriptions: one topic each, HTTPS endpoints (plain http only with
+// --allow-http-webhooks), the stored secret (never shown: secret_last_4_digits instead), soft deletion.
+import type { Deps } from '../deps.js';
+import type { Topic } from '../events/events.js';
+import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { defineCollection, type Account } from '../store/store.js';
+
+export interface Subscription {
+  id: string;
+  endpoint_url: string;
+  topic: Topic;
+  is_active: boolean;
+  partner_id: string;
+  /** Stored so deliveries can carry it; never leaves the sandbox except in the receiver's Authorization header. */
+  secret_key: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const subscriptions = defineCollection<Subscription>('webhook_subscriptions', ['topic']);
+
+export const MAX_URL_LENGTH = 2048;
+
+export interface SubscriptionInput {
+  endpoint_url: string;
+  topic: Topic;
+  secret_key?: string;
+}
+
+/** The subscription as the API shows it: the secret replaced by its last four characters. */
+export function subscriptionView(sub: Subscription) {
+  const { secret_key: secret, ...shown } = sub;
+  return { ...shown, secret_last_4_digits: secret ? secret.slice(-4) : null };
+}
+
+export function checkEndpointUrl(deps: Deps, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidFields({ endpoint_url: 'must be an absolute URL' });
+  }
+  if (raw.length > MAX_URL_LENGTH) throw invalidFields({ endpoint_url: `must be at most ${MAX_URL_LENGTH} characters` });
+  const allowHttp = deps.config.allowHttpWebhooks;
+  if (url.protocol === 'http:' && !allowHttp) {
+    throw invalidFields(
+      { endpoint_url: 'must be an HTTPS URL' },
+      'endpoint_url must be an HTTPS URL. Plain http endpoints are accepted only when the sandbox runs with --allow-http-webhooks (SANDBOX_ALLOW_HTTP_WEBHOOKS=1).',
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw invalidFields({ endpoint_url: allowHttp ? 'must be an https or http URL' : 'must be an HTTPS URL' });
+  }
+  if (!url.hostname) throw invalidFields({ endpoint_url: 'must name a host' });
+  return raw;
+}
+
+export function createSubscription(deps: Deps, account: Account, input: SubscriptionInput): Subscription {
+  const endpointUrl = checkEndpointUrl(deps, input.endpoint_url);
+  if (input.secret_key !== undefined && !input.secret_key.trim()) throw invalidFields({ secret_key: 'must not be blank' });
+  const now = account.clock.iso();
+  return subscriptions(account).insert({
+    id: account.newId('whs'),
+    endpoint_url: endpointUrl,
+    topic: input.topic,
+    is_active: true,
+    partner_id: account.partnerId,
+    secret_key: input.secret_key ?? null,
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+/**
+ * Deleting deactivates: the subscription stays listed with is_active false (that is what the
+ * is_active filter finds), receives nothing more, and a second delete answers 404.
+ */
+export function deactivateSubscription(account: Account, id: string): Subscription {
+  const sub = subscriptions(account).require(id, 'webhook subscription');
+  if (!sub.is_active) throw new ApiError(Errors.notFound, { message: `No active webhook subscription with id ${id}; it was already deleted.` });
+  return subscriptions(account).update(id, { is_active: false, updated_at: account.clock.iso() });
+}
+
+/** Active subscriptions of a topic, oldest first (walks the topic index only). */
+export function activeSubscriptions(account: Account, topic: string): Subscription[] {
+  const found: Subscription[] = [];
+  for (const sub of subscriptions(account).newest({ field: 'topic', value: topic })) if (sub.is_active) found.push(sub);
+  return found.reverse();
+}

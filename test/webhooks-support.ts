@@ -1,0 +1,72 @@
+// Shared set-up of the webhook tests: a sandbox that accepts http receivers, a local receiver (the
+// exported helper users get), a way to wait for deliveries, and the document's delivery schemas.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+import type { SandboxConfig } from '../src/config.js';
+import { loadDocument } from '../src/http/openapi.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.js';
+import { WEBHOOKS_SERVICE, type WebhookQueue } from '../src/webhooks/queue.js';
+import type { Account } from '../src/store/store.js';
+import { setup, START, type Api, type TestSandbox } from './helpers.js';
+
+export { START };
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+let ajv: Ajv2020 | undefined;
+const validators = new Map<string, ValidateFunction>();
+
+/** Check a delivered body against the document's `WebhookDelivery_<topic>` schema; answers the errors. */
+export function deliveryErrors(body: { topic?: string }): string[] {
+  if (!ajv) {
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema(loadDocument('openapi').document as object, 'openapi');
+  }
+  const topic = String(body.topic);
+  let validate = validators.get(topic);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `openapi#/components/schemas/WebhookDelivery_${topic}` });
+    validators.set(topic, validate);
+  }
+  return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+}
+
+export interface WebhookSandbox {
+  sb: TestSandbox;
+  api: Api;
+  token: string;
+  account: Account;
+  queue: WebhookQueue;
+  receiver: WebhookReceiver;
+  /** Wait for every delivery that is due now (what POST /_sandbox/clock/advance also waits for). */
+  settle(account?: Account): Promise<void>;
+  subscribe(topic: string, path?: string, secret?: string): Promise<{ id: string }>;
+  close(): Promise<void>;
+}
+
+export async function webhookSandbox(config: Partial<SandboxConfig> = {}): Promise<WebhookSandbox> {
+  const sb = await setup({ allowHttpWebhooks: true, ...config });
+  const token = await sb.token();
+  const api = sb.as(token);
+  const account = sb.deps.store.account('ptn_default', 'production');
+  const queue = sb.deps.services.get(WEBHOOKS_SERVICE) as WebhookQueue;
+  const receiver = await startWebhookReceiver();
+  return {
+    sb,
+    api,
+    token,
+    account,
+    queue,
+    receiver,
+    settle: (target = account) => queue.idle(target),
+    async subscribe(topic, path = '/hooks', secret) {
+      const res = await api.post('/webhooks', { endpoint_url: `${receiver.url}${path}`, topic, ...(secret ? { secret_key: secret } : {}) });
+      if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    close: () => receiver.close(),
+  };
+}
+
+export const at = (seconds: number) => new Date(START + seconds * 1000).toISOString();
