@@ -21,12 +21,30 @@ import { Store } from './store/store.js';
 import { BlobStore } from './store/blobs.js';
 import { controlFeature, resolveControlPrincipal } from './control/handlers.js';
 import { customerHandlers } from './domain/customers/handlers.js';
+import { payablesFeature } from './domain/bills/payables-feature.js';
+import { scenariosFeature } from './scenarios/feature.js';
+import { journalFeature } from './journal/feature.js';
 import { webhooksFeature } from './webhooks/handlers.js';
+import { invoicesFeature } from './domain/invoices/feature.js';
+import { paymentMethodsFeature } from './domain/payment-methods/feature.js';
+import { paymentsFeature } from './domain/payments/feature.js';
+import { payoutsFeature } from './domain/payouts/feature.js';
+import { checkoutFeature } from './domain/checkout/handlers.js';
+import { hostedFeature } from './hosted/pages.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
+  scenariosFeature,
+  journalFeature,
   { name: 'oauth', handlers: { createToken } },
   { name: 'customers', handlers: customerHandlers },
+  invoicesFeature,
+  paymentMethodsFeature,
+  paymentsFeature,
+  payoutsFeature,
+  checkoutFeature,
+  hostedFeature,
+  payablesFeature,
   webhooksFeature,
   controlFeature,
 ];

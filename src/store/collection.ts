@@ -78,10 +78,28 @@ export class Collection<T extends { id: string }> {
     return item;
   }
 
-  /** Apply changes to a stored object in place. Indexed fields must not change. */
+  /** Apply changes to a stored object in place; an indexed field that changes moves its position between index lists. */
   update(id: string, changes: Partial<T>): T {
     const item = this.require(id);
+    const moved: Array<[Map<string, number[]>, string, string]> = [];
+    for (const [field, index] of this.indexes) {
+      if (!Object.hasOwn(changes, field)) continue;
+      const before = String(item[field as keyof T]);
+      const after = String(changes[field as keyof T]);
+      if (before !== after) moved.push([index, before, after]);
+    }
     Object.assign(item, changes);
+    const position = this.positions.get(id) as number;
+    for (const [index, before, after] of moved) {
+      const from = index.get(before);
+      if (from) {
+        const at = lowerBound(listPositions(from), position);
+        if (from[at] === position) from.splice(at, 1);
+      }
+      const to = index.get(after);
+      if (!to) index.set(after, [position]);
+      else to.splice(lowerBound(listPositions(to), position), 0, position);
+    }
     this.onChange();
     return item;
   }

@@ -1,0 +1,30 @@
+// Owns the vendor payment operations and their control-plane simulation: short stories over vendor-payments.ts.
+import { ok, type Handler } from '../../http/context.js';
+import { submitDataRequest, dataRequestView, vendorView } from '../vendors/vendors.js';
+import { replaceVendorPayments } from './vendor-payments.js';
+import {
+  bulkCancelVendorPayments, cancelVendorPayment, failVendorPayment, initiateVendorPayments, retryVendorPayment, vendorPaymentView,
+} from './vendor-payments.js';
+
+/** Sandbox choice: the failure_reason of a simulated failure when none is given (an ACH return). */
+export const DEFAULT_FAILURE_REASON = 'bank_return';
+
+export const vendorPaymentHandlers: Record<string, Handler> = {
+  createVendorPayments: ({ deps, account, body }) => ok(initiateVendorPayments(deps, account, body)),
+  retryVendorPayment: ({ deps, account, params }) => ok({ bill_id: retryVendorPayment(deps, account, params.bill_id).bill_id }),
+  cancelVendorPayment: ({ account, body }) => {
+    const payment = cancelVendorPayment(account, body.bill_id, body.payment_id);
+    return ok({ payment_id: payment.id, status: payment.status });
+  },
+  bulkCancelVendorPayments: ({ account, body }) => ok(bulkCancelVendorPayments(account, body.items)),
+};
+
+export const payablesControl: Record<string, Handler> = {
+  sandboxSubmitVendorDataRequest: ({ deps, account, params, body }) => {
+    const { vendor, request } = submitDataRequest(account, params.id, params.request_id, body ?? {});
+    replaceVendorPayments(deps, account, vendor.id, { onlyHeld: true });
+    return ok({ vendor: vendorView(vendor), data_request: dataRequestView(request) });
+  },
+  sandboxFailVendorPayment: ({ account, params, body }) =>
+    ok(vendorPaymentView(failVendorPayment(account, params.payment_id, body?.failure_reason ?? DEFAULT_FAILURE_REASON))),
+};

@@ -1,0 +1,162 @@
+// Vendors end to end: create with a masked bank account, patch, filters, bank account upsert,
+// data requests on the clock, deactivate/reactivate with affected_bill_count and held payments.
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { setup, type Api, type TestSandbox } from './helpers.js';
+
+let sb: TestSandbox;
+let api: Api;
+
+const BANK = { account_number: '000123456789', routing_number: '011000015', account_type: 'checking', bank_name: 'First Sandbox Bank' };
+
+beforeEach(async () => {
+  sb = await setup();
+  api = sb.as(await sb.token());
+});
+
+/** Advance the account clock, then take a fresh token (tokens live an hour on that clock). */
+async function advance(seconds: number) {
+  await sb.advance(seconds).expect(200);
+  api = sb.as(await sb.token());
+}
+
+describe('vendors', () => {
+  it('creates a vendor with a bank account that is only ever shown masked', async () => {
+    const res = await api.post('/vendors', { name: 'Paper Supply Co', email: 'ar@paper.test', bank_account: BANK });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ name: 'Paper Supply Co', email: 'ar@paper.test', is_active: true, origin: 'manual', phone: null });
+    expect(res.body.id).toMatch(/^ven_/);
+    expect(JSON.stringify(res.body)).not.toContain('bank_account');
+    const bank = await api.get(`/vendors/${res.body.id}/bank-account`);
+    expect(bank.status).toBe(200);
+    expect(bank.body).toEqual({ id: expect.stringMatching(/^vba_/), account_mask: '****6789', account_type: 'checking', bank_name: 'First Sandbox Bank', payment_method_id: expect.stringMatching(/^pm_/) });
+    expect(JSON.stringify(bank.body)).not.toContain(BANK.account_number);
+    expect((await api.get(`/vendors/${res.body.id}`)).body).toEqual(res.body);
+  });
+
+  it.each([
+    [{ email: 'x@y.test' }, 'name'],
+    [{ name: 'A', email: 'not-an-email' }, 'email'],
+    [{ name: 'A', bank_account: { ...BANK, account_number: '12' } }, 'bank_account.account_number'],
+    [{ name: 'A', bank_account: { ...BANK, routing_number: '12345678' } }, 'bank_account.routing_number'],
+    [{ name: 'A', bank_account: { ...BANK, routing_number: '011000016' } }, 'bank_account.routing_number'],
+    [{ name: 'A', nickname: 'x' }, 'nickname'],
+  ])('refuses %j with 400 naming %s and stores nothing', async (body, field) => {
+    const res = await api.post('/vendors', body);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('bad_request');
+    expect(res.body.validation_errors).toHaveProperty([field]);
+    expect((await api.get('/vendors')).body.data).toEqual([]);
+  });
+
+  it('refuses a second vendor with the same tax_id with 422', async () => {
+    await api.post('/vendors', { name: 'A', tax_id: '12-3456789' }).expect(201);
+    const res = await api.post('/vendors', { name: 'B', tax_id: '12-3456789' });
+    expect(res.status).toBe(422);
+    expect(res.body.validation_errors).toHaveProperty('tax_id');
+    expect((await api.get('/vendors')).body.data).toHaveLength(1);
+  });
+
+  it('patches the given fields; bank_account is not patchable', async () => {
+    const { body: v } = await api.post('/vendors', { name: 'Old', city: 'Austin' });
+    sb.time.now += 60_000;
+    const res = await api.patch(`/vendors/${v.id}`, { name: 'New', phone: '+1 555 0100' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'New', city: 'Austin', phone: '+1 555 0100' });
+    expect(res.body.updated_at > v.updated_at).toBe(true);
+    const bad = await api.patch(`/vendors/${v.id}`, { bank_account: BANK });
+    expect(bad.status).toBe(400);
+    expect(bad.body.validation_errors).toHaveProperty('bank_account');
+    expect((await api.patch('/vendors/ven_nope', { name: 'x' })).status).toBe(404);
+  });
+
+  it('filters by is_active, origin and name', async () => {
+    const { body: a } = await api.post('/vendors', { name: 'Globex Paper' });
+    await api.post('/vendors', { name: 'Initech' }).expect(201);
+    await api.post(`/vendors/${a.id}/deactivate`).expect(200);
+    await sb.http.post('/_sandbox/accounting/sync').send({ vendors: [{ name: 'Synced Globe' }] }).expect(201);
+    const names = async (q: string) => (await api.get(`/vendors?${q}`)).body.data.map((v: { name: string }) => v.name);
+    expect(await names('is_active=false')).toEqual(['Globex Paper']);
+    expect(await names('is_active=true')).toEqual(['Synced Globe', 'Initech']);
+    expect(await names('origin=accounting_integration')).toEqual(['Synced Globe']);
+    expect(await names('name=GLOB')).toEqual(['Synced Globe', 'Globex Paper']);
+    expect((await api.get('/vendors?origin=fax')).status).toBe(400);
+  });
+
+  it('upserts the bank account keeping its ids; a vendor without one gives 404', async () => {
+    const { body: v } = await api.post('/vendors', { name: 'A' });
+    expect((await api.get(`/vendors/${v.id}/bank-account`)).status).toBe(404);
+    const first = await api.post(`/vendors/${v.id}/bank-account`, { account_number: '11112222', routing_number: '110000000' });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ account_mask: '****2222', account_type: 'checking', bank_name: null });
+    const second = await api.post(`/vendors/${v.id}/bank-account`, { ...BANK, account_type: 'savings' });
+    expect(second.body).toMatchObject({ id: first.body.id, payment_method_id: first.body.payment_method_id, account_mask: '****6789', account_type: 'savings' });
+    expect((await api.get(`/vendors/${v.id}/bank-account`)).body).toEqual(second.body);
+    const bad = await api.post(`/vendors/${v.id}/bank-account`, { account_number: 'abc', routing_number: '110000000' });
+    expect(bad.status).toBe(400);
+    expect((await api.get(`/vendors/${v.id}/bank-account`)).body).toEqual(second.body);
+  });
+
+  it('keeps vendors per account and environment', async () => {
+    const { body: v } = await api.post('/vendors', { name: 'A' });
+    const demo = sb.as(await sb.token('demo'), 'demo');
+    expect((await demo.get(`/vendors/${v.id}`)).status).toBe(404);
+    expect((await demo.get('/vendors')).body.data).toEqual([]);
+  });
+});
+
+describe('vendor data requests', () => {
+  it('creates a pending request that expires after 7 days on the account clock', async () => {
+    const { body: v } = await api.post('/vendors', { name: 'A' });
+    const created = await api.post(`/vendors/${v.id}/data-request`);
+    expect(created.status).toBe(201);
+    const list = await api.get(`/vendors/${v.id}/data-requests`);
+    expect(list.body.data).toEqual([expect.objectContaining({ id: created.body.id, vendor_id: v.id, status: 'pending', submitted_at: null })]);
+    const request = list.body.data[0];
+    expect(Date.parse(request.expires_at) - Date.parse(request.created_at)).toBe(7 * 86400_000);
+    await advance(7 * 86400 - 1);
+    expect((await api.get(`/vendors/${v.id}/data-requests`)).body.data[0].status).toBe('pending');
+    await advance(1);
+    expect((await api.get(`/vendors/${v.id}/data-requests`)).body.data[0].status).toBe('expired');
+  });
+
+  it('resend extends the expiry and re-opens an expired request; a submitted one is 409', async () => {
+    const { body: v } = await api.post('/vendors', { name: 'A' });
+    const { body: { id } } = await api.post(`/vendors/${v.id}/data-request`);
+    await advance(6 * 86400);
+    expect((await api.post(`/vendors/${v.id}/data-requests/${id}/resend`)).body).toEqual({ success: true });
+    await advance(2 * 86400);
+    expect((await api.get(`/vendors/${v.id}/data-requests`)).body.data[0].status).toBe('pending');
+    await advance(5 * 86400);
+    expect((await api.get(`/vendors/${v.id}/data-requests`)).body.data[0].status).toBe('expired');
+    await api.post(`/vendors/${v.id}/data-requests/${id}/resend`).expect(200);
+    expect((await api.get(`/vendors/${v.id}/data-requests`)).body.data[0].status).toBe('pending');
+    const submit = await sb.http.post(`/_sandbox/vendors/${v.id}/data-requests/${id}/submit`).send({ email: 'billing@a.test', tax_id: '11-1111111', bank_account: BANK });
+    expect(submit.status).toBe(200);
+    expect(submit.body.vendor).toMatchObject({ email: 'billing@a.test', tax_id: '11-1111111' });
+    expect(submit.body.data_request).toMatchObject({ status: 'submitted', submitted_at: expect.any(String) });
+    expect(JSON.stringify(submit.body)).not.toContain(BANK.account_number);
+    expect((await api.get(`/vendors/${v.id}/bank-account`)).body.account_mask).toBe('****6789');
+    const resend = await api.post(`/vendors/${v.id}/data-requests/${id}/resend`);
+    expect(resend.status).toBe(409);
+    expect((await sb.http.post(`/_sandbox/vendors/${v.id}/data-requests/${id}/submit`).send({})).status).toBe(409);
+  });
+
+  it('answers 404 for unknown vendors and requests, and for a request of another vendor', async () => {
+    const { body: a } = await api.post('/vendors', { name: 'A' });
+    const { body: b } = await api.post('/vendors', { name: 'B' });
+    const { body: { id } } = await api.post(`/vendors/${a.id}/data-request`);
+    expect((await api.post('/vendors/ven_nope/data-request')).status).toBe(404);
+    expect((await api.get('/vendors/ven_nope/data-requests')).status).toBe(404);
+    expect((await api.post(`/vendors/${b.id}/data-requests/${id}/resend`)).status).toBe(404);
+    expect((await sb.http.post(`/_sandbox/vendors/${b.id}/data-requests/${id}/submit`).send({})).status).toBe(404);
+  });
+
+  it('refuses an expired request submission with 409 and changes nothing', async () => {
+    const { body: v } = await api.post('/vendors', { name: 'A' });
+    const { body: { id } } = await api.post(`/vendors/${v.id}/data-request`);
+    await advance(8 * 86400);
+    const res = await sb.http.post(`/_sandbox/vendors/${v.id}/data-requests/${id}/submit`).send({ email: 'z@a.test' });
+    expect(res.status).toBe(409);
+    expect((await api.get(`/vendors/${v.id}`)).body.email).toBeNull();
+  });
+});
