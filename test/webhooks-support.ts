@@ -42,6 +42,8 @@ export interface WebhookSandbox {
   /** Wait for every delivery that is due now (what POST /_sandbox/clock/advance also waits for). */
   settle(account?: Account): Promise<void>;
   subscribe(topic: string, path?: string, secret?: string): Promise<{ id: string }>;
+  /** A new access token (tokens expire after an hour on the account clock), for `api`. */
+  fresh(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,7 +54,7 @@ export async function webhookSandbox(config: Partial<SandboxConfig> = {}): Promi
   const account = sb.deps.store.account('ptn_default', 'production');
   const queue = sb.deps.services.get(WEBHOOKS_SERVICE) as WebhookQueue;
   const receiver = await startWebhookReceiver();
-  return {
+  const w: WebhookSandbox = {
     sb,
     api,
     token,
@@ -60,13 +62,18 @@ export async function webhookSandbox(config: Partial<SandboxConfig> = {}): Promi
     queue,
     receiver,
     settle: (target = account) => queue.idle(target),
+    async fresh() {
+      w.token = await sb.token();
+      w.api = sb.as(w.token);
+    },
     async subscribe(topic, path = '/hooks', secret) {
-      const res = await api.post('/webhooks', { endpoint_url: `${receiver.url}${path}`, topic, ...(secret ? { secret_key: secret } : {}) });
+      const res = await w.api.post('/webhooks', { endpoint_url: `${receiver.url}${path}`, topic, ...(secret ? { secret_key: secret } : {}) });
       if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     },
     close: () => receiver.close(),
   };
+  return w;
 }
 
 export const at = (seconds: number) => new Date(START + seconds * 1000).toISOString();
