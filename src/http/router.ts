@@ -55,9 +55,10 @@ export class OperationRouter {
       validationFail: (c: Context) => {
         throw new ApiError(Errors.validation, { validation_errors: validationErrors(c.validation.errors) });
       },
-      notImplemented: (c: Context) => {
+      // Through the interceptors too, so Prefer: code=NNN and scenario rules also answer for operations not built yet.
+      notImplemented: (c: Context, state: RequestState) => this.run(() => {
         throw new ApiError(Errors.notImplemented, { message: `${c.operation.operationId} is not implemented by the sandbox yet.` });
-      },
+      }, c, state),
     });
     for (const [operationId, handler] of Object.entries(handlers)) {
       backend.register(operationId, (c: Context, state: RequestState) => this.run(handler, c, state));
@@ -95,7 +96,8 @@ export class OperationRouter {
     } catch (error) {
       reply = errorReply(error, deps, req);
     }
-    if (deps.config.validateResponses && operation && reply.body !== undefined) {
+    // A body written by a scenario author (respond.body) is sent as written, unchecked.
+    if (deps.config.validateResponses && operation && reply.body !== undefined && !res.locals.uncheckedReply) {
       reply = checkedAgainstDocument(backend, operation, reply);
     }
     send(res, reply);
@@ -154,7 +156,8 @@ function checkedAgainstDocument(backend: OpenAPIBackend, operation: Operation, r
 }
 
 export function send(res: Response, reply: Reply): void {
-  if (res.headersSent) return;
+  // A scenario's drop action already cut the connection: nothing is sent.
+  if (res.headersSent || res.locals.dropped) return;
   res.locals.responseBody = reply.body;
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
   if (reply.body === undefined) res.status(reply.status).end();

@@ -1,0 +1,226 @@
+// Owns the scenarios in force: global ones (--scenario, every account) and each account's own
+// (control plane), their per-account counters, and deciding what a request or a webhook attempt gets.
+import { createHash } from 'node:crypto';
+import type { Deps } from '../deps.js';
+import type { DeliveryFault } from '../faults.js';
+import { createRandom } from '../random.js';
+import type { Account } from '../store/store.js';
+import type { RespondAction, ScenarioDocument, ScenarioRule } from './document.js';
+
+export interface LoadedScenario {
+  id: string;
+  name: string;
+  description: string | null;
+  scope: 'account' | 'global';
+  loaded_at: string;
+  document: ScenarioDocument;
+}
+
+/** Per rule: how many requests (or attempts) matched it, and how many times it acted. */
+interface RuleCounter {
+  matched: number;
+  fired: number;
+}
+
+/** What the sandbox sees of a request when matching rules. */
+export interface RequestFacts {
+  operationId: string;
+  method: string;
+  /** The path as requested, prefixes included. */
+  path: string;
+  /** The operation's path template in the OpenAPI document. */
+  template: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export type Terminal = { kind: 'respond'; respond: RespondAction } | { kind: 'drop'; mode: 'reset' | 'empty' };
+
+export interface RequestDecision {
+  delayMs: number;
+  terminal?: Terminal;
+  /** Scenario ids and rule indexes that acted, for the log. */
+  fired: string[];
+}
+
+const ACCOUNT_SCENARIOS = 'scenarios';
+const COUNTERS = 'scenario_counters';
+
+/** Strip the environment and version prefixes and a trailing slash: /demo/v1/bills/ -> /bills. */
+export function apiPath(path: string): string {
+  const stripped = path.replace(/^\/demo(?=\/|$)/, '').replace(/^\/v1(?=\/|$)/, '');
+  const trimmed = stripped.length > 1 ? stripped.replace(/\/+$/, '') : stripped;
+  return trimmed || '/';
+}
+
+/** A template with its parameter names erased, so /bills/{id} and /bills/{bill_id} compare equal. */
+export function templateShape(template: string): string {
+  return apiPath(template).replace(/\{[^}]*\}/g, '{}');
+}
+
+/** Does a rule's `path` (a template or a concrete path) name this request? */
+export function pathMatches(rulePath: string, path: string, template: string): boolean {
+  if (rulePath.includes('{')) return templateShape(rulePath) === templateShape(template);
+  return apiPath(rulePath) === apiPath(path);
+}
+
+function headerValue(headers: RequestFacts['headers'], name: string): string | undefined {
+  const value = headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function requestMatches(rule: ScenarioRule, facts: RequestFacts): boolean {
+  const { match } = rule;
+  if (match.topic !== undefined) return false;
+  if (match.operation !== undefined && match.operation !== facts.operationId) return false;
+  if (match.method !== undefined && match.method.toUpperCase() !== facts.method.toUpperCase()) return false;
+  if (match.path !== undefined && !pathMatches(match.path, facts.path, facts.template)) return false;
+  for (const [name, value] of Object.entries(match.header ?? {})) {
+    if (headerValue(facts.headers, name) !== value) return false;
+  }
+  return true;
+}
+
+export class ScenarioEngine {
+  /** The documents given at start, kept so that a full reset brings them back with fresh counters. */
+  private startGlobals: LoadedScenario[] = [];
+  private globals: LoadedScenario[] = [];
+
+  constructor(private readonly deps: Deps) {
+    deps.store.events.on('storeReset', () => {
+      this.globals = [...this.startGlobals];
+    });
+  }
+
+  /** Documents loaded with --scenario: they apply to every account. Ids are stable for a seed. */
+  setGlobals(documents: Array<{ source: string; document: ScenarioDocument }>): void {
+    const loadedAt = new Date(this.deps.realNow()).toISOString();
+    this.startGlobals = documents.map(({ source, document }, i) => ({
+      id: `scn_${createHash('sha256').update(`${this.deps.store.seed}|global|${i}|${source}`).digest('hex').slice(0, 20)}`,
+      name: document.name,
+      description: document.description ?? null,
+      scope: 'global',
+      loaded_at: loadedAt,
+      document,
+    }));
+    this.globals = [...this.startGlobals];
+  }
+
+  /** The account's own scenarios, oldest first (kept in the account's state, so a reset drops them). */
+  private own(account: Account): LoadedScenario[] {
+    return account.state<LoadedScenario[]>(ACCOUNT_SCENARIOS, () => []);
+  }
+
+  private counters(account: Account, scenario: LoadedScenario): RuleCounter[] {
+    const all = account.state<Record<string, RuleCounter[]>>(COUNTERS, () => ({}));
+    return (all[scenario.id] ??= scenario.document.rules.map(() => ({ matched: 0, fired: 0 })));
+  }
+
+  /** Global scenarios first (loaded at start), then the account's own, oldest first. */
+  list(account: Account): LoadedScenario[] {
+    return [...this.globals, ...this.own(account)];
+  }
+
+  add(account: Account, document: ScenarioDocument): LoadedScenario {
+    const n = account.next('scenarios');
+    const scenario: LoadedScenario = {
+      id: `scn_${createHash('sha256').update(`${this.deps.store.seed}|${account.id}|scenario|${n}`).digest('hex').slice(0, 20)}`,
+      name: document.name,
+      description: document.description ?? null,
+      scope: 'account',
+      loaded_at: account.clock.iso(),
+      document,
+    };
+    this.own(account).push(scenario);
+    account.changed();
+    return scenario;
+  }
+
+  /** Remove one scenario the account sees; a global one stops applying to every account. */
+  remove(account: Account, id: string): boolean {
+    const own = this.own(account);
+    const index = own.findIndex((s) => s.id === id);
+    if (index >= 0) {
+      own.splice(index, 1);
+      delete account.state<Record<string, RuleCounter[]>>(COUNTERS, () => ({}))[id];
+      account.changed();
+      return true;
+    }
+    const before = this.globals.length;
+    this.globals = this.globals.filter((s) => s.id !== id);
+    return this.globals.length < before;
+  }
+
+  /** Remove the account's own scenarios (globals stay); answers how many. */
+  removeOwn(account: Account): number {
+    const own = this.own(account);
+    const counters = account.state<Record<string, RuleCounter[]>>(COUNTERS, () => ({}));
+    for (const scenario of own) delete counters[scenario.id];
+    const count = own.length;
+    own.length = 0;
+    account.changed();
+    return count;
+  }
+
+  /**
+   * Count the request against every rule it matches, and collect what fires: delays add up, the
+   * first respond or drop ends the request. A rule whose counters let it fire after the request was
+   * already ended does not use up its `times`.
+   */
+  decide(account: Account, facts: RequestFacts): RequestDecision {
+    const decision: RequestDecision = { delayMs: 0, fired: [] };
+    this.walk(account, (rule) => requestMatches(rule, facts), (rule, label) => {
+      if (decision.terminal) return false;
+      decision.fired.push(label);
+      if (rule.delay_ms !== undefined) decision.delayMs += rule.delay_ms;
+      else if (rule.respond) decision.terminal = { kind: 'respond', respond: rule.respond };
+      else if (rule.drop) decision.terminal = { kind: 'drop', mode: rule.drop };
+      return true;
+    });
+    return decision;
+  }
+
+  /** The fault a webhook attempt of `topic` meets, if a topic rule fires for it. */
+  deliveryFault(account: Account, attempt: { topic: string }): DeliveryFault | undefined {
+    let fault: DeliveryFault | undefined;
+    this.walk(account, (rule) => rule.match.topic === attempt.topic, (rule) => {
+      if (fault || !rule.fail_delivery) return false;
+      fault = 'timeout' in rule.fail_delivery ? { timeout: true } : { status: rule.fail_delivery.status };
+      return true;
+    });
+    return fault;
+  }
+
+  /** Visit every matching rule in order, counting the match; `act` says whether an eligible rule acted. */
+  private walk(account: Account, matches: (rule: ScenarioRule) => boolean, act: (rule: ScenarioRule, label: string) => boolean): void {
+    let changed = false;
+    for (const scenario of this.list(account)) {
+      const rules = scenario.document.rules;
+      let counters: RuleCounter[] | undefined;
+      for (let i = 0; i < rules.length; i++) {
+        const rule = rules[i];
+        if (!matches(rule)) continue;
+        counters ??= this.counters(account, scenario);
+        const counter = counters[i];
+        counter.matched += 1;
+        changed = true;
+        if (!this.eligible(account, scenario, i, rule, counter)) continue;
+        if (act(rule, `${scenario.id}#${i}`)) counter.fired += 1;
+      }
+    }
+    if (changed) account.changed();
+  }
+
+  private eligible(account: Account, scenario: LoadedScenario, index: number, rule: ScenarioRule, counter: RuleCounter): boolean {
+    if (rule.nth !== undefined && counter.matched !== rule.nth) return false;
+    if (rule.from !== undefined && counter.matched < rule.from) return false;
+    if (rule.times !== undefined && counter.fired >= rule.times) return false;
+    if (rule.probability !== undefined) {
+      // One draw per match, from a generator seeded by (seed, account, scenario, rule, match number):
+      // the same seed replays the same run, whatever else the account did in between.
+      const seed = scenario.document.seed ?? this.deps.store.seed;
+      const draw = createRandom(`${seed}|${account.id}|${scenario.id}|${index}|${counter.matched}`).next();
+      if (draw >= rule.probability) return false;
+    }
+    return true;
+  }
+}

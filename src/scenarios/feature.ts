@@ -1,0 +1,62 @@
+// Owns the scenarios feature: the engine service, the --scenario documents loaded at start, the
+// control-plane operations on /_sandbox/scenarios, the interceptors and the webhook delivery hook.
+import type { Deps } from '../deps.js';
+import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../faults.js';
+import type { Feature } from '../feature.js';
+import { created, ok, type Handler } from '../http/context.js';
+import { ApiError, Errors } from '../http/errors.js';
+import { parseScenario, readScenarioArgument } from './document.js';
+import { ScenarioEngine, type LoadedScenario } from './engine.js';
+import { SCENARIO_ENGINE, preferInterceptor, scenarioInterceptor } from './intercept.js';
+
+function engineOf(deps: Deps): ScenarioEngine {
+  return deps.services.get(SCENARIO_ENGINE) as ScenarioEngine;
+}
+
+function summary(scenario: LoadedScenario) {
+  return {
+    id: scenario.id,
+    name: scenario.name,
+    description: scenario.description,
+    scope: scenario.scope,
+    rules_count: scenario.document.rules.length,
+    loaded_at: scenario.loaded_at,
+  };
+}
+
+const listScenarios: Handler = ({ deps, account }) => ok({ data: engineOf(deps).list(account).map(summary) });
+
+const loadScenario: Handler = ({ deps, account, req }) => {
+  // The raw body: express parsed JSON into an object and YAML into text; both are checked the same way.
+  const document = parseScenario(req.body);
+  return created({ id: engineOf(deps).add(account, document).id });
+};
+
+const deleteScenarios: Handler = ({ deps, account }) => ok({ deleted: engineOf(deps).removeOwn(account) });
+
+const deleteScenario: Handler = ({ deps, account, params }) => {
+  if (!engineOf(deps).remove(account, params.id)) {
+    throw new ApiError(Errors.notFound, { message: `No scenario with id ${params.id} applies to this account.` });
+  }
+  return ok({ deleted: 1 });
+};
+
+export const scenariosFeature: Feature = {
+  name: 'scenarios',
+  control: {
+    sandboxListScenarios: listScenarios,
+    sandboxLoadScenario: loadScenario,
+    sandboxDeleteScenarios: deleteScenarios,
+    sandboxDeleteScenario: deleteScenario,
+  },
+  install(deps) {
+    const engine = new ScenarioEngine(deps);
+    // A bad --scenario file stops the start with the reason (readScenarioArgument throws).
+    engine.setGlobals((deps.config.scenarios ?? []).map((arg) => readScenarioArgument(arg)));
+    deps.services.set(SCENARIO_ENGINE, engine);
+    const hook: DeliveryFaultHook = (account, attempt) => engine.deliveryFault(account, attempt);
+    deps.services.set(DELIVERY_FAULTS, hook);
+  },
+  // Prefer first: an explicit per-request instruction wins, and the scenario counters do not count it.
+  interceptors: [preferInterceptor, scenarioInterceptor],
+};

@@ -1,0 +1,111 @@
+// Owns the two interceptors that may answer before an API handler runs: `Prefer: code=NNN` forced
+// responses, then the scenario rules (delay, respond, drop). Neither ever reaches the handler's state.
+import type { Socket } from 'node:net';
+import type { Operation } from 'openapi-backend';
+import type { Deps } from '../deps.js';
+import type { HandlerContext, Reply } from '../http/context.js';
+import { ApiError, Errors } from '../http/errors.js';
+import type { Interceptor } from '../http/router.js';
+import type { Account } from '../store/store.js';
+import type { ScenarioEngine } from './engine.js';
+import { errorReplyFor, exampleReply, successStatuses } from './replies.js';
+
+export const SCENARIO_ENGINE = 'scenarioEngine';
+/** Replaceable wait used by delay_ms (tests may swap in a recorder instead of waiting). */
+export const SCENARIO_SLEEP = 'scenarioSleep';
+
+export type Sleep = (ms: number) => Promise<void>;
+const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The `code` preference of a Prefer header (RFC 7240 syntax: `code=404`, more preferences allowed). */
+export function preferredCode(header: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(header) ? header.join(',') : header;
+  if (!text) return undefined;
+  for (const part of text.split(/[,;]/)) {
+    const [rawName, ...rest] = part.split('=');
+    if (rawName.trim().toLowerCase() !== 'code') continue;
+    const raw = rest.join('=').trim().replace(/^"(.*)"$/, '$1');
+    const code = /^\d{3}$/.test(raw) ? Number(raw) : NaN;
+    if (!(code >= 200 && code <= 599)) {
+      throw new ApiError(Errors.validation, {
+        message: 'Prefer: code=NNN needs a status from 200 to 599.',
+        validation_errors: { Prefer: `code must be a status from 200 to 599, got "${raw}"` },
+      });
+    }
+    return code;
+  }
+  return undefined;
+}
+
+/**
+ * The account a request belongs to. The token endpoint runs before any token exists, so its
+ * account is the one of the key named in its Basic header (when that key is known).
+ */
+export function requestAccount(ctx: HandlerContext): Account {
+  if (ctx.operationId !== 'createToken') return ctx.account;
+  const match = /^Basic\s+(\S+)\s*$/i.exec(String(ctx.req.headers.authorization ?? ''));
+  const clientId = match ? Buffer.from(match[1], 'base64').toString('utf8').split(':')[0] : '';
+  const keys = ctx.deps.store.data.keys;
+  const key = Object.hasOwn(keys, clientId) ? keys[clientId] : undefined;
+  return key && key.environment === ctx.account.environment ? ctx.deps.store.account(key.partner_id, key.environment) : ctx.account;
+}
+
+/** `Prefer: code=NNN`: that status, with an HttpError or the documented success example; no state change. */
+export const preferInterceptor: Interceptor = (ctx) => {
+  const code = preferredCode(ctx.headers.prefer);
+  if (code === undefined) return undefined;
+  ctx.res.locals.forced = `Prefer: code=${code}`;
+  if (code >= 400) return errorReplyFor(ctx.deps, requestAccount(ctx), code);
+  const documented = successStatuses(ctx.operationId);
+  if (!documented.includes(String(code))) {
+    throw new ApiError(Errors.validation, {
+      message: `${ctx.operationId} documents no ${code} answer.`,
+      validation_errors: { Prefer: `code must be an error status (400-599) or a documented success status of ${ctx.operationId}: ${documented.join(', ')}` },
+    });
+  }
+  if (code >= 300) throw new ApiError(Errors.validation, { validation_errors: { Prefer: 'code must be 2xx, 4xx or 5xx' } });
+  return exampleReply(ctx.operationId, code);
+};
+
+function cut(socket: Socket, mode: 'reset' | 'empty'): void {
+  // reset: a TCP RST (the client sees ECONNRESET); empty: the connection closes with no bytes sent.
+  if (mode === 'reset' && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+  else if (mode === 'reset') socket.destroy();
+  else socket.end();
+}
+
+/** Scenario rules: wait for the delays that fire, then answer or cut the connection if a rule says so. */
+export const scenarioInterceptor: Interceptor = async (ctx: HandlerContext, operation: Operation): Promise<Reply | undefined> => {
+  const deps: Deps = ctx.deps;
+  const engine = deps.services.get(SCENARIO_ENGINE) as ScenarioEngine | undefined;
+  if (!engine) return undefined;
+  const account = requestAccount(ctx);
+  const decision = engine.decide(account, {
+    operationId: ctx.operationId,
+    method: ctx.req.method,
+    path: ctx.req.path,
+    template: operation.path,
+    headers: ctx.req.headers,
+  });
+  if (!decision.fired.length) return undefined;
+  deps.log.debug({ account: account.id, operation: ctx.operationId, rules: decision.fired }, 'scenario rules fired');
+  if (decision.delayMs > 0) await ((deps.services.get(SCENARIO_SLEEP) as Sleep | undefined) ?? realSleep)(decision.delayMs);
+  const terminal = decision.terminal;
+  if (!terminal) return undefined;
+  ctx.res.locals.forced = `scenario ${decision.fired.at(-1)}`;
+  if (terminal.kind === 'drop') {
+    ctx.res.locals.dropped = terminal.mode;
+    cut(ctx.req.socket, terminal.mode);
+    return { status: 0 };
+  }
+  const { respond } = terminal;
+  if (respond.body !== undefined) {
+    // A body the document author wrote is sent as written, even where it departs from the contract.
+    ctx.res.locals.uncheckedReply = true;
+    return { status: respond.status, body: structuredClone(respond.body), headers: respond.headers };
+  }
+  const reply = respond.status >= 400
+    ? errorReplyFor(deps, account, respond.status, { code: respond.code, message: respond.message })
+    : exampleReply(ctx.operationId, respond.status);
+  return { ...reply, headers: { ...reply.headers, ...respond.headers } };
+};

@@ -1,0 +1,82 @@
+// Owns the answers that forced responses and scenario rules give instead of the handler: a realistic
+// HttpError for an error status, or the operation's documented example for a success status.
+import type { Deps } from '../deps.js';
+import type { Reply } from '../http/context.js';
+import { Errors, templateForStatus } from '../http/errors.js';
+import { loadDocument } from '../http/openapi.js';
+import type { Account } from '../store/store.js';
+
+type Json = Record<string, unknown>;
+
+interface DocumentedResponse {
+  example?: unknown;
+  hasBody: boolean;
+}
+
+let byOperation: Map<string, Map<string, DocumentedResponse>> | undefined;
+
+function resolveRef(document: Json, value: unknown): unknown {
+  let current = value as Json | undefined;
+  for (let hops = 0; current && typeof current.$ref === 'string' && hops < 10; hops++) {
+    const path = (current.$ref as string).replace(/^#\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    current = path.reduce<unknown>((node, key) => (node as Json | undefined)?.[key], document) as Json | undefined;
+  }
+  return current;
+}
+
+/** The documented responses of every operation, by status: built once from the API document. */
+function documented(): Map<string, Map<string, DocumentedResponse>> {
+  if (byOperation) return byOperation;
+  const document = loadDocument('openapi').document as unknown as Json;
+  byOperation = new Map();
+  for (const item of Object.values((document.paths ?? {}) as Record<string, Json>)) {
+    for (const op of Object.values(item) as Json[]) {
+      if (!op || typeof op !== 'object' || typeof op.operationId !== 'string') continue;
+      const statuses = new Map<string, DocumentedResponse>();
+      for (const [status, raw] of Object.entries((op.responses ?? {}) as Json)) {
+        const response = resolveRef(document, raw) as Json | undefined;
+        const content = response?.content as Record<string, Json> | undefined;
+        const media = content?.['application/json'] ?? (content ? Object.values(content)[0] : undefined);
+        let example = media?.example;
+        if (example === undefined && media?.examples && typeof media.examples === 'object') {
+          const first = Object.values(media.examples as Json)[0];
+          example = (resolveRef(document, first) as Json | undefined)?.value;
+        }
+        statuses.set(status, { example: resolveRef(document, example), hasBody: Boolean(media) });
+      }
+      byOperation.set(op.operationId, statuses);
+    }
+  }
+  return byOperation;
+}
+
+/** The success statuses an operation documents (e.g. ['201']). */
+export function successStatuses(operationId: string): string[] {
+  return [...(documented().get(operationId)?.keys() ?? [])].filter((s) => /^2\d\d$/.test(s));
+}
+
+/** The documented success answer: its example body (a copy), or no body when none is documented. */
+export function exampleReply(operationId: string, status: number): Reply {
+  const response = documented().get(operationId)?.get(String(status));
+  if (!response?.hasBody || response.example === undefined) return { status };
+  return { status, body: structuredClone(response.example) };
+}
+
+/** A realistic HttpError for a bare status, as the real service would word it. */
+export function errorReplyFor(deps: Deps, account: Account, status: number, override: { code?: string; message?: string } = {}): Reply {
+  const template = templateForStatus(status);
+  let message = template.message;
+  const headers: Record<string, string> = {};
+  if (template === Errors.rateLimited) {
+    const limit = deps.partners.rateLimitFor(account.partnerId, deps.config.rateLimit) || 5;
+    message = message.replace('{limit}', String(limit));
+    // The checkout client honours Retry-After on 429; the real limiter's window is one second.
+    headers['Retry-After'] = '1';
+  }
+  if (status === 503) headers['Retry-After'] = '1';
+  return {
+    status,
+    headers,
+    body: { code: override.code ?? template.code, message: override.message ?? message, validation_errors: {} },
+  };
+}

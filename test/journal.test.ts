@@ -1,0 +1,156 @@
+// The request journal: what an integration called, with what, and what it got back; newest first,
+// filters, a bounded ring, redaction of secrets, per-account isolation and clearing.
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { setup, type Api, type TestSandbox } from './helpers.js';
+
+let sb: TestSandbox;
+let token: string;
+let api: Api;
+
+beforeEach(async () => {
+  sb = await setup({ seed: 'journal' });
+  token = await sb.token();
+  api = sb.as(token);
+});
+
+function journal(query = '', bearer?: string) {
+  const req = sb.http.get(`/_sandbox/requests${query}`);
+  return bearer ? req.set('Authorization', `Bearer ${bearer}`) : req;
+}
+
+describe('request journal', () => {
+  it('records each API request newest first, with request, status and response', async () => {
+    const created = await api.post('/customers', { name: 'Acme', email: 'a@acme.test' });
+    await api.get(`/customers/${created.body.id}?`);
+    await api.get('/customers/cus_missing');
+    const res = await journal();
+    expect(res.status).toBe(200);
+    const [missing, got, post, tokenCall] = res.body.data;
+    expect(missing).toMatchObject({ method: 'GET', path: '/customers/cus_missing', operation: 'getCustomer', status: 404, response: { body: { code: 'not_found' } } });
+    expect(got).toMatchObject({ method: 'GET', path: `/customers/${created.body.id}`, status: 200, response: { body: { id: created.body.id } } });
+    expect(post).toMatchObject({
+      method: 'POST', path: '/customers', operation: 'createCustomer', status: 201,
+      request: { body: { name: 'Acme', email: 'a@acme.test' }, query: {}, headers: { authorization: '***', 'content-type': 'application/json' } },
+      response: { body: created.body },
+    });
+    expect(post.id).toMatch(/^req_/);
+    expect(post.at).toBe('2026-03-02T09:00:00.000Z');
+    expect(post.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(tokenCall).toMatchObject({ method: 'POST', path: '/oauth/token', operation: 'createToken', status: 200, response: { body: { access_token: '***', token_type: 'Bearer' } } });
+    expect(res.body.data).toHaveLength(4);
+    // Control-plane calls are not journaled.
+    expect((await journal()).body.data).toHaveLength(4);
+  });
+
+  it('stamps entries with the account clock', async () => {
+    await sb.advance(3600 * 24).expect(200);
+    const fresh = sb.as(await sb.token());
+    await fresh.get('/customers');
+    expect((await journal('?limit=1')).body.data[0].at).toBe('2026-03-03T09:00:00.000Z');
+  });
+
+  it('filters by method, path (concrete or template, with or without /v1), status and limit', async () => {
+    const a = (await api.post('/customers', { name: 'A' })).body.id;
+    await api.post('/customers', { name: 'B' });
+    await sb.http.get(`/v1/customers/${a}`).set('Authorization', `Bearer ${token}`);
+    await api.get('/customers/cus_zzz');
+    await api.get('/customers');
+    const paths = async (q: string) => (await journal(q)).body.data.map((e: { method: string; path: string }) => `${e.method} ${e.path}`);
+    expect(await paths('?method=post&path=/customers')).toEqual(['POST /customers', 'POST /customers']);
+    expect(await paths('?path=/customers/{id}')).toEqual(['GET /customers/cus_zzz', `GET /v1/customers/${a}`]);
+    expect(await paths(`?path=/customers/${a}`)).toEqual([`GET /v1/customers/${a}`]);
+    expect(await paths(`?path=/v1/customers/${a}`)).toEqual([`GET /v1/customers/${a}`]);
+    expect(await paths('?status=404')).toEqual(['GET /customers/cus_zzz']);
+    expect(await paths('?limit=2')).toEqual(['GET /customers', 'GET /customers/cus_zzz']);
+    expect((await journal('?limit=0')).status).toBe(400);
+    expect((await journal('?status=abc')).body.validation_errors).toHaveProperty('status');
+  });
+
+  it('masks secrets: Authorization, client and webhook secrets, bank and card numbers, card tokens, cvv', async () => {
+    const { client_id, client_secret } = sb.deps.config.credentials.production;
+    await sb.http.post('/oauth/token').auth(client_id, client_secret).type('form').send({ grant_type: 'client_credentials' });
+    const body = {
+      name: 'Secretive',
+      client_secret: 'cs_live_1',
+      secret_key: 'whsec_1',
+      card_provider_token: '{"number_secret":"ev:4242"}',
+      cvv: '123',
+      cvv_secret: 'ev:cvv',
+      us_account_data: { account_number: '000123456789', routing_number: '011000015' },
+      bank_account: { account_number: '987654321' },
+      nested: [{ card_number: '4242424242424242' }],
+    };
+    // The request is refused by validation (unknown fields), which is journaled all the same.
+    await api.post('/customers', body);
+    const text = JSON.stringify((await journal()).body);
+    for (const secret of [client_secret, 'cs_live_1', 'whsec_1', 'ev:4242', '"123"', 'ev:cvv', '000123456789', '987654321', '4242424242424242', token]) {
+      expect(text).not.toContain(secret);
+    }
+    const [entry, tokenEntry] = (await journal()).body.data;
+    expect(entry.request.body).toMatchObject({
+      name: 'Secretive', client_secret: '***', secret_key: '***', card_provider_token: '***', cvv: '***', cvv_secret: '***',
+      us_account_data: { account_number: '***', routing_number: '011000015' }, bank_account: { account_number: '***' }, nested: [{ card_number: '***' }],
+    });
+    expect(tokenEntry.request.headers.authorization).toBe('***');
+    expect(tokenEntry.response.body.access_token).toBe('***');
+  });
+
+  it('shortens long strings such as base64 documents', async () => {
+    await api.post('/customers', { name: 'x'.repeat(5000) });
+    const [entry] = (await journal()).body.data;
+    expect(entry.request.body.name.length).toBeLessThan(200);
+    expect(entry.request.body.name).toMatch(/5000 characters/);
+  });
+
+  it('keeps only the newest journalSize entries', async () => {
+    const box = await setup({ journalSize: 3 });
+    const t = await box.token();
+    for (const name of ['a', 'b', 'c', 'd']) await box.as(t).post('/customers', { name });
+    const data = (await box.http.get('/_sandbox/requests')).body.data;
+    expect(data.map((e: { request: { body: { name: string } } }) => e.request.body.name)).toEqual(['d', 'c', 'b']);
+  });
+
+  it('is per account, and DELETE clears it', async () => {
+    const demo = await sb.token('demo');
+    await sb.as(demo, 'demo').get('/customers');
+    await api.get('/customers');
+    expect((await journal('', demo)).body.data.map((e: { path: string }) => e.path)).toEqual(['/demo/customers', '/demo/oauth/token']);
+    expect((await sb.http.delete('/_sandbox/requests')).body).toEqual({ deleted: 2 });
+    expect((await journal()).body.data).toEqual([]);
+    expect((await journal('', demo)).body.data).toHaveLength(2);
+    await api.get('/customers');
+    const [entry] = (await journal()).body.data;
+    expect(entry.path).toBe('/customers');
+  });
+
+  it('records answers given by scenarios, Prefer and the rate limiter, and dropped connections as status 0', async () => {
+    await api.get('/customers').set('Prefer', 'code=503');
+    await sb.http.post('/_sandbox/scenarios').send({ name: 'r', rules: [{ match: { operation: 'createCustomer' }, nth: 1, drop: 'reset' }] }).expect(201);
+    await api.post('/customers', { name: 'Lost' }).then(() => undefined, () => undefined);
+    const data = (await journal()).body.data;
+    expect(data[0]).toMatchObject({ method: 'POST', status: 0, response: { body: null }, request: { body: { name: 'Lost' } } });
+    expect(data[1]).toMatchObject({ method: 'GET', status: 503, response: { body: { code: 'service_unavailable' } } });
+
+    const box = await setup({ rateLimit: 1 });
+    const t = await box.token();
+    box.time.now += 2000;
+    await box.as(t).get('/customers');
+    const limited = await box.as(t).get('/customers');
+    expect(limited.status).toBe(429);
+    const entries = (await box.http.get('/_sandbox/requests?status=429')).body.data;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ path: '/customers', operation: 'listCustomers', status: 429 });
+  });
+
+  it('does not record requests whose account is unknown', async () => {
+    await sb.http.get('/customers').set('Authorization', 'Bearer forged.token.value');
+    await sb.http.get('/customers');
+    expect((await journal()).body.data.map((e: { path: string }) => e.path)).toEqual(['/oauth/token']);
+  });
+
+  it('an account reset empties its journal', async () => {
+    await api.get('/customers');
+    await sb.http.post('/_sandbox/reset').set('Authorization', `Bearer ${token}`).expect(200);
+    expect((await journal()).body.data).toEqual([]);
+  });
+});

@@ -1,0 +1,104 @@
+// Prefer: code=NNN forced responses: realistic HttpError bodies, documented success examples, no
+// state change, and clear refusals of codes that make no sense for the operation.
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { eventLog } from '../src/events/events.js';
+import { setup, type Api, type TestSandbox } from './helpers.js';
+
+let sb: TestSandbox;
+let api: Api;
+
+beforeEach(async () => {
+  sb = await setup();
+  api = sb.as(await sb.token());
+});
+
+function eventCount(): number {
+  return [...eventLog(sb.deps.store.account('ptn_default', 'production')).values()].length;
+}
+
+describe('Prefer: code=NNN', () => {
+  const errors: Array<[number, string]> = [
+    [400, 'bad_request'],
+    [401, 'unauthorized'],
+    [403, 'forbidden'],
+    [404, 'not_found'],
+    [409, 'invalid_state'],
+    [422, 'unprocessable_entity'],
+    [429, 'rate_limit_exceeded'],
+    [500, 'internal_error'],
+    [503, 'service_unavailable'],
+    [418, 'client_error'],
+    [504, 'server_error'],
+  ];
+  it.each(errors)('answers %i with a realistic HttpError (%s) and creates nothing', async (status, code) => {
+    const res = await api.post('/customers', { name: 'Forced' }).set('Prefer', `code=${status}`);
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual({ code, message: expect.any(String), validation_errors: {} });
+    expect(res.body.message).not.toMatch(/\{/);
+    expect((await api.get('/customers')).body.data).toEqual([]);
+    expect(eventCount()).toBe(0);
+  });
+
+  it('sends Retry-After with a forced 429, worded with the key\'s limit', async () => {
+    const res = await api.get('/customers').set('Prefer', 'code=429');
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body.message).toMatch(/5 requests per second/);
+  });
+
+  it('answers a documented success status with the operation\'s documented example, and changes nothing', async () => {
+    const res = await api.post('/customers', { name: 'Real name' }).set('Prefer', 'code=201');
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ id: expect.any(String), name: expect.any(String) });
+    expect(res.body.name).not.toBe('Real name');
+    expect((await api.get(`/customers/${res.body.id}`)).status).toBe(404);
+    expect((await api.get('/customers')).body.data).toEqual([]);
+    expect(eventCount()).toBe(0);
+  });
+
+  it('works on reads, among other preferences, and with the /v1 and /demo prefixes', async () => {
+    const res = await api.get('/customers').set('Prefer', 'return=minimal, code=200');
+    expect(res.status).toBe(200);
+    expect(res.body.data.length).toBeGreaterThan(0);
+    const demo = await sb.token('demo');
+    const viaDemo = await sb.http.get('/demo/v1/customers/cus_x').set('Authorization', `Bearer ${demo}`).set('Prefer', 'code=404');
+    expect(viaDemo.status).toBe(404);
+  });
+
+  it('also answers for an operation the sandbox has not built (instead of 501)', async () => {
+    const unbuilt = (sb.app.locals.api.unimplemented() as string[]);
+    if (!unbuilt.length) return;
+    const op = sb.app.locals.api.backendFor().getOperation(unbuilt[0])!;
+    const path = op.path.replace(/\{[^}]+\}/g, 'x_1');
+    const method = op.method.toLowerCase() as 'get' | 'post';
+    const token = await sb.token();
+    const res = await sb.http[method](path).set('Authorization', `Bearer ${token}`).set('Prefer', 'code=503').send({});
+    // Validation may refuse an empty body first (400); otherwise the forced answer comes back.
+    expect([400, 503]).toContain(res.status);
+  });
+
+  const refusals: Array<[string, string]> = [
+    ['code=abc', 'not a number'],
+    ['code=99', 'below 200'],
+    ['code=600', 'above 599'],
+    ['code=302', 'a redirect'],
+    ['code=200', 'an undocumented success status of createCustomer'],
+  ];
+  it.each(refusals)('refuses Prefer: %s (%s) with 400 naming Prefer, and creates nothing', async (prefer) => {
+    const res = await api.post('/customers', { name: 'X' }).set('Prefer', prefer);
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toHaveProperty('Prefer');
+    expect((await api.get('/customers')).body.data).toEqual([]);
+  });
+
+  it('still authenticates first: a forced answer needs a valid token', async () => {
+    const res = await sb.http.get('/customers').set('Prefer', 'code=200');
+    expect(res.status).toBe(401);
+  });
+
+  it('forces the token endpoint too, without issuing a token', async () => {
+    const { client_id, client_secret } = sb.deps.config.credentials.production;
+    const res = await sb.http.post('/oauth/token').auth(client_id, client_secret).type('form').send({ grant_type: 'client_credentials' }).set('Prefer', 'code=503');
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('service_unavailable');
+  });
+});

@@ -1,0 +1,317 @@
+// Scenario documents through the control plane and --scenario: loading (JSON and YAML), refusal of
+// bad documents, matching, every counter and action, account scoping, and seeded replay.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { createDeps } from '../src/app.js';
+import { eventLog } from '../src/events/events.js';
+import { deliveryFault } from '../src/faults.js';
+import { SCENARIO_SLEEP } from '../src/scenarios/intercept.js';
+import { setup, type Api, type TestSandbox } from './helpers.js';
+
+let sb: TestSandbox;
+let token: string;
+let api: Api;
+
+beforeEach(async () => {
+  sb = await setup({ seed: 'scenarios' });
+  token = await sb.token();
+  api = sb.as(token);
+});
+
+function load(doc: unknown, bearer?: string) {
+  const req = sb.http.post('/_sandbox/scenarios').send(doc as object);
+  return bearer ? req.set('Authorization', `Bearer ${bearer}`) : req;
+}
+
+function loadYaml(text: string) {
+  return sb.http.post('/_sandbox/scenarios').set('Content-Type', 'application/yaml').send(text);
+}
+
+async function customerCount(): Promise<number> {
+  return (await api.get('/customers')).body.data.length;
+}
+
+function customerEvents(): number {
+  return [...eventLog(sb.deps.store.account('ptn_default', 'production')).values()].length;
+}
+
+async function statuses(n: number, call: () => PromiseLike<{ status: number }>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((await call()).status);
+  return out;
+}
+
+describe('loading scenario documents', () => {
+  it('loads a JSON document, lists it, and applies it to the account with times', async () => {
+    const res = await load({
+      name: 'approval outage',
+      description: 'Customer creation is refused twice, then works.',
+      rules: [{ match: { method: 'POST', path: '/customers' }, times: 2, respond: { status: 409, code: 'invalid_state', message: 'Busy, try again' } }],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.id).toMatch(/^scn_/);
+    const listed = await sb.http.get('/_sandbox/scenarios');
+    expect(listed.body.data).toEqual([
+      { id: res.body.id, name: 'approval outage', description: 'Customer creation is refused twice, then works.', scope: 'account', rules_count: 1, loaded_at: expect.any(String) },
+    ]);
+    const first = await api.post('/customers', { name: 'A' });
+    expect(first.status).toBe(409);
+    expect(first.body).toEqual({ code: 'invalid_state', message: 'Busy, try again', validation_errors: {} });
+    expect((await api.post('/customers', { name: 'A' })).status).toBe(409);
+    expect(await customerCount()).toBe(0);
+    expect(customerEvents()).toBe(0);
+    expect((await api.post('/customers', { name: 'A' })).status).toBe(201);
+    expect(await customerCount()).toBe(1);
+  });
+
+  it('loads a YAML document (application/yaml) and fires on the nth match only', async () => {
+    const res = await loadYaml([
+      'name: invoice list throttled',
+      'rules:',
+      '  - match: { operation: listCustomers }',
+      '    nth: 3',
+      '    respond: { status: 429 }',
+    ].join('\n'));
+    expect(res.status).toBe(201);
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await api.get('/customers'));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 429, 200, 200]);
+    expect(answers[2].headers['retry-after']).toBe('1');
+    expect(answers[2].body).toMatchObject({ code: 'rate_limit_exceeded', validation_errors: {} });
+  });
+
+  it('fires from the nth match onwards, bounded by times', async () => {
+    await load({ name: 'late failures', rules: [{ match: { operation: 'listCustomers' }, from: 2, times: 2, respond: { status: 503 } }] }).expect(201);
+    expect(await statuses(5, () => api.get('/customers'))).toEqual([200, 503, 503, 200, 200]);
+  });
+
+  it('fires on every match when no counter is given, and answers a given body as written', async () => {
+    await load({ name: 'teapot', rules: [{ match: { operation: 'getCustomer' }, respond: { status: 418, body: { hello: 'world' }, headers: { 'X-Scenario': 'teapot' } } }] }).expect(201);
+    const res = await api.get('/customers/cus_nope');
+    expect(res.status).toBe(418);
+    expect(res.body).toEqual({ hello: 'world' });
+    expect(res.headers['x-scenario']).toBe('teapot');
+    expect((await api.get('/customers/cus_other')).status).toBe(418);
+  });
+
+  it('answers the documented example for a success status without running the handler', async () => {
+    await load({ name: 'fake create', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 201 } }] }).expect(201);
+    const res = await api.post('/customers', { name: 'Ghost' });
+    expect(res.status).toBe(201);
+    expect(res.body.id).toEqual(expect.any(String));
+    expect(res.body.name).not.toBe('Ghost');
+    await sb.http.delete('/_sandbox/scenarios').expect(200);
+    expect(await customerCount()).toBe(0);
+  });
+
+  const bad: Array<[string, unknown, string]> = [
+    ['an unknown operation', { name: 'x', rules: [{ match: { operation: 'listUnicorns' }, respond: { status: 500 } }] }, 'rules[0].match.operation'],
+    ['an unknown topic', { name: 'x', rules: [{ match: { topic: 'unicorn_born' }, fail_delivery: { status: 500 } }] }, 'rules[0].match.topic'],
+    ['an unknown action', { name: 'x', rules: [{ match: { method: 'GET' }, explode: true }] }, 'rules[0].explode'],
+    ['no action', { name: 'x', rules: [{ match: { method: 'GET' } }] }, 'rules[0]'],
+    ['two actions', { name: 'x', rules: [{ match: { method: 'GET' }, delay_ms: 10, drop: 'reset' }] }, 'rules[0]'],
+    ['a negative counter', { name: 'x', rules: [{ match: { method: 'GET' }, times: -1, respond: { status: 500 } }] }, 'rules[0].times'],
+    ['a zero nth', { name: 'x', rules: [{ match: { method: 'GET' }, nth: 0, respond: { status: 500 } }] }, 'rules[0].nth'],
+    ['a probability above 1', { name: 'x', rules: [{ match: { method: 'GET' }, probability: 1.5, respond: { status: 500 } }] }, 'rules[0].probability'],
+    ['a negative probability', { name: 'x', rules: [{ match: { method: 'GET' }, probability: -0.1, respond: { status: 500 } }] }, 'rules[0].probability'],
+    ['a status out of range', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 99 } }] }, 'rules[0].respond.status'],
+    ['an unknown drop mode', { name: 'x', rules: [{ match: { method: 'GET' }, drop: 'explode' }] }, 'rules[0].drop'],
+    ['fail_delivery without a topic', { name: 'x', rules: [{ match: { method: 'GET' }, fail_delivery: { status: 503 } }] }, 'rules[0].fail_delivery'],
+    ['a topic rule that responds', { name: 'x', rules: [{ match: { topic: 'invoice_paid' }, respond: { status: 503 } }] }, 'rules[0].match.topic'],
+    ['nth with from', { name: 'x', rules: [{ match: { method: 'GET' }, nth: 2, from: 3, respond: { status: 503 } }] }, 'rules[0].from'],
+    ['a missing name', { rules: [{ match: { method: 'GET' }, respond: { status: 503 } }] }, 'name'],
+    ['no rules', { name: 'x', rules: [] }, 'rules'],
+    ['an unknown method', { name: 'x', rules: [{ match: { method: 'FETCH' }, respond: { status: 503 } }] }, 'rules[0].match.method'],
+  ];
+  it.each(bad)('refuses %s with 400 naming the field, and loads nothing', async (_what, doc, field) => {
+    const res = await load(doc);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('bad_request');
+    expect(res.body.message).toEqual(expect.stringContaining('scenario'));
+    expect(Object.keys(res.body.validation_errors)).toContain(field);
+    expect((await sb.http.get('/_sandbox/scenarios')).body.data).toEqual([]);
+  });
+
+  it('refuses YAML that does not parse, naming the body', async () => {
+    const res = await loadYaml('name: [unclosed\nrules: {');
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors.body).toMatch(/not valid YAML/);
+  });
+
+  it('deletes one scenario, then all of them; an unknown id is a 404', async () => {
+    const a = (await load({ name: 'a', rules: [{ match: { operation: 'listCustomers' }, respond: { status: 500 } }] })).body.id;
+    await load({ name: 'b', rules: [{ match: { operation: 'getCustomer' }, respond: { status: 500 } }] }).expect(201);
+    await load({ name: 'c', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 500 } }] }).expect(201);
+    expect((await sb.http.delete(`/_sandbox/scenarios/${a}`)).body).toEqual({ deleted: 1 });
+    expect((await api.get('/customers')).status).toBe(200);
+    expect((await sb.http.delete(`/_sandbox/scenarios/${a}`)).status).toBe(404);
+    expect((await sb.http.get('/_sandbox/scenarios')).body.data.map((s: { name: string }) => s.name)).toEqual(['b', 'c']);
+    expect((await sb.http.delete('/_sandbox/scenarios')).body).toEqual({ deleted: 2 });
+    expect((await api.post('/customers', { name: 'ok' })).status).toBe(201);
+  });
+});
+
+describe('matching', () => {
+  const cases: Array<[string, object, Array<[string, string, Record<string, string>?]>, number[]]> = [
+    ['a path template', { path: '/customers/{customer_id}' }, [['GET', '/customers/cus_1'], ['GET', '/customers'], ['GET', '/v1/customers/cus_2']], [500, 200, 500]],
+    ['a concrete path, with or without /v1', { path: '/customers/cus_1' }, [['GET', '/customers/cus_1'], ['GET', '/v1/customers/cus_1'], ['GET', '/customers/cus_2']], [500, 500, 404]],
+    ['a method', { method: 'get' }, [['GET', '/customers'], ['POST', '/customers']], [500, 201]],
+    ['an operation', { operation: 'createCustomer' }, [['GET', '/customers'], ['POST', '/customers']], [200, 500]],
+    ['a header', { header: { 'X-Test-Case': 'fail-me' } }, [['GET', '/customers', { 'x-test-case': 'fail-me' }], ['GET', '/customers', { 'x-test-case': 'other' }], ['GET', '/customers']], [500, 200, 200]],
+    ['every criterion at once', { method: 'POST', path: '/customers', header: { 'X-Test-Case': 'a' } }, [['POST', '/customers', { 'X-Test-Case': 'a' }], ['POST', '/customers'], ['GET', '/customers', { 'X-Test-Case': 'a' }]], [500, 201, 200]],
+    ['everything (an empty match)', {}, [['GET', '/customers'], ['POST', '/customers']], [500, 500]],
+  ];
+  it.each(cases)('matches by %s', async (_what, match, requests, expected) => {
+    await load({ name: 'm', rules: [{ match, respond: { status: 500 } }] }).expect(201);
+    const got: number[] = [];
+    for (const [method, path, headers] of requests) {
+      const req = method === 'GET' ? sb.http.get(path) : sb.http.post(path).send({ name: 'N' });
+      req.set('Authorization', `Bearer ${token}`);
+      for (const [name, value] of Object.entries(headers ?? {})) req.set(name, value);
+      got.push((await req).status);
+    }
+    expect(got).toEqual(expected);
+  });
+});
+
+describe('actions', () => {
+  it('delay_ms waits, then the request goes on normally', async () => {
+    const waits: number[] = [];
+    sb.deps.services.set(SCENARIO_SLEEP, async (ms: number) => { waits.push(ms); });
+    await load({ name: 'slow', rules: [{ match: { method: 'POST', path: '/customers' }, delay_ms: 400 }, { match: { method: 'POST' }, delay_ms: 100 }] }).expect(201);
+    const res = await api.post('/customers', { name: 'Slow Co' });
+    expect(res.status).toBe(201);
+    expect(waits).toEqual([500]);
+    expect((await api.get(`/customers/${res.body.id}`)).body.name).toBe('Slow Co');
+  });
+
+  it('delay_ms really delays the answer', async () => {
+    await load({ name: 'slow', rules: [{ match: { operation: 'listCustomers' }, delay_ms: 120 }] }).expect(201);
+    const started = process.hrtime.bigint();
+    expect((await api.get('/customers')).status).toBe(200);
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeGreaterThanOrEqual(110);
+  });
+
+  it('drop: reset cuts the connection (ECONNRESET) and changes nothing', async () => {
+    await load({ name: 'reset', rules: [{ match: { operation: 'createCustomer' }, nth: 1, drop: 'reset' }] }).expect(201);
+    const error = await api.post('/customers', { name: 'Lost' }).then(() => undefined, (e: NodeJS.ErrnoException) => e);
+    expect(error?.code).toBe('ECONNRESET');
+    expect(await customerCount()).toBe(0);
+    expect(customerEvents()).toBe(0);
+    expect((await api.post('/customers', { name: 'Kept' })).status).toBe(201);
+  });
+
+  it('drop: empty closes the connection without a response', async () => {
+    await load({ name: 'empty', rules: [{ match: { operation: 'createCustomer' }, times: 1, drop: 'empty' }] }).expect(201);
+    const error = await api.post('/customers', { name: 'Lost' }).then(() => undefined, (e: NodeJS.ErrnoException) => e);
+    expect(error).toBeDefined();
+    expect(error?.message).toMatch(/socket hang up|ECONNRESET/);
+    expect(await customerCount()).toBe(0);
+  });
+
+  it('a responding rule never changes state, even for a success status', async () => {
+    await load({ name: 'x', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 500, message: 'Database unavailable' } }] }).expect(201);
+    const res = await api.post('/customers', { name: 'Nope' });
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ code: 'internal_error', message: 'Database unavailable', validation_errors: {} });
+    expect(await customerCount()).toBe(0);
+    expect(customerEvents()).toBe(0);
+  });
+
+  it('fail_delivery answers the webhook delivery hook per topic, with counters', async () => {
+    await load({ name: 'outage', rules: [
+      { match: { topic: 'invoice_paid' }, times: 2, fail_delivery: { status: 503 } },
+      { match: { topic: 'payout_paid' }, fail_delivery: { timeout: true } },
+    ] }).expect(201);
+    const account = sb.deps.store.account('ptn_default', 'production');
+    const attempt = (topic: string) => deliveryFault(sb.deps, account, { topic, url: 'https://hooks.test/x', event_id: 'evt_1' });
+    expect([attempt('invoice_paid'), attempt('invoice_paid'), attempt('invoice_paid')]).toEqual([{ status: 503 }, { status: 503 }, undefined]);
+    expect(attempt('payout_paid')).toEqual({ timeout: true });
+    expect(attempt('customer_created')).toBeUndefined();
+    // Topic rules never touch API requests.
+    expect((await api.get('/customers')).status).toBe(200);
+  });
+});
+
+describe('probability', () => {
+  const doc = { name: 'coin', rules: [{ match: { operation: 'listCustomers' }, probability: 0.5, respond: { status: 503 } }] };
+
+  async function run(seed: string): Promise<number[]> {
+    const box = await setup({ seed });
+    const t = await box.token();
+    await box.http.post('/_sandbox/scenarios').send(doc).expect(201);
+    const out: number[] = [];
+    for (let i = 0; i < 24; i++) out.push((await box.as(t).get('/customers')).status);
+    return out;
+  }
+
+  it('replays identically for the same seed, and differs for another', async () => {
+    const a = await run('replay-1');
+    const b = await run('replay-1');
+    const c = await run('replay-2');
+    expect(a).toEqual(b);
+    expect(a).not.toEqual(c);
+    const failures = a.filter((s) => s === 503).length;
+    expect(failures).toBeGreaterThan(4);
+    expect(failures).toBeLessThan(20);
+  });
+
+  it('never fires at 0 and always fires at 1', async () => {
+    await load({ name: 'p', rules: [
+      { match: { operation: 'listCustomers' }, probability: 0, respond: { status: 500 } },
+      { match: { operation: 'getCustomer' }, probability: 1, respond: { status: 502 } },
+    ] }).expect(201);
+    expect(await statuses(5, () => api.get('/customers'))).toEqual([200, 200, 200, 200, 200]);
+    expect(await statuses(3, () => api.get('/customers/cus_x'))).toEqual([502, 502, 502]);
+  });
+});
+
+describe('scope', () => {
+  it('a scenario loaded with a token applies to that account only', async () => {
+    const demo = await sb.token('demo');
+    await load({ name: 'demo only', rules: [{ match: { operation: 'listCustomers' }, respond: { status: 503 } }] }, demo).expect(201);
+    expect((await sb.as(demo, 'demo').get('/customers')).status).toBe(503);
+    expect((await api.get('/customers')).status).toBe(200);
+    expect((await sb.http.get('/_sandbox/scenarios')).body.data).toEqual([]);
+    const partner = (await sb.http.post('/_sandbox/partners').send({ name: 'Other' })).body;
+    const other = await sb.token('production', partner.credentials.production);
+    expect((await sb.as(other).get('/customers')).status).toBe(200);
+    // Resetting the demo account drops its scenarios.
+    await sb.http.post('/_sandbox/reset').set('Authorization', `Bearer ${demo}`).expect(200);
+    const fresh = await sb.token('demo');
+    expect((await sb.as(fresh, 'demo').get('/customers')).status).toBe(200);
+  });
+
+  it('--scenario applies to every account, with counters per account; deleting it stops it until a full reset', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scn-'));
+    const file = join(dir, 'global.yaml');
+    writeFileSync(file, 'name: everywhere\ndescription: second list fails\nrules:\n  - match: { operation: listCustomers }\n    nth: 2\n    respond: { status: 500 }\n');
+    const box = await setup({ scenarios: [file] });
+    const prod = box.as(await box.token());
+    const demo = box.as(await box.token('demo'), 'demo');
+    expect([(await prod.get('/customers')).status, (await prod.get('/customers')).status]).toEqual([200, 500]);
+    expect([(await demo.get('/customers')).status, (await demo.get('/customers')).status]).toEqual([200, 500]);
+    const listed = (await box.http.get('/_sandbox/scenarios')).body.data;
+    expect(listed).toEqual([expect.objectContaining({ name: 'everywhere', scope: 'global', rules_count: 1, description: 'second list fails' })]);
+    // Account-scoped delete-all leaves globals in place.
+    expect((await box.http.delete('/_sandbox/scenarios')).body).toEqual({ deleted: 0 });
+    expect((await box.http.delete(`/_sandbox/scenarios/${listed[0].id}`)).body).toEqual({ deleted: 1 });
+    expect((await box.http.get('/_sandbox/scenarios')).body.data).toEqual([]);
+    await box.http.post('/_sandbox/reset').expect(200);
+    expect((await box.http.get('/_sandbox/scenarios')).body.data).toEqual([expect.objectContaining({ id: listed[0].id, scope: 'global' })]);
+    const again = box.as(await box.token());
+    expect([(await again.get('/customers')).status, (await again.get('/customers')).status]).toEqual([200, 500]);
+  });
+
+  it('--scenario NAME resolves a shipped document; a bad file stops the start with the reason', async () => {
+    const deps = await createDeps({ scenarios: ['slow-api'], logLevel: 'silent' });
+    expect(deps.services.get('scenarioEngine')).toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), 'scn-'));
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ name: 'bad', rules: [{ match: { method: 'GET' }, probability: 2, respond: { status: 500 } }] }));
+    await expect(createDeps({ scenarios: [file], logLevel: 'silent' })).rejects.toThrow(/rules\[0\]\.probability/);
+    await expect(createDeps({ scenarios: ['no-such-scenario'], logLevel: 'silent' })).rejects.toThrow(/no such file/);
+  });
+});
