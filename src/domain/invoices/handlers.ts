@@ -1,0 +1,56 @@
+// Owns the invoice operations: each a short story over invoices.ts and pdf.ts.
+import { created, ok, type Handler } from '../../http/context.js';
+import { pageParams, timeWindow } from '../../http/pagination.js';
+import { signLink } from '../../hosted/signed-links.js';
+import type { Account } from '../../store/store.js';
+import type { Deps } from '../../deps.js';
+import {
+  archiveInvoice, createInvoice, findByNumber, getInvoice, invoices, invoiceView, restoreInvoice, type Invoice,
+} from './invoices.js';
+import { invoicePdfPath, uploadInvoicePdf } from './pdf.js';
+
+/** Sandbox choice: hosted payment links stay valid 30 days (the page always shows the current state). */
+export const PAYMENT_LINK_TTL_SECONDS = 30 * 86_400;
+
+export function paymentLink(deps: Deps, account: Account, origin: string, invoice: Invoice): string {
+  return signLink(deps, account, origin, `/hosted/invoices/${invoice.id}/pay`, PAYMENT_LINK_TTL_SECONDS);
+}
+
+export function pdfLink(deps: Deps, account: Account, origin: string, invoice: Invoice): string {
+  return signLink(deps, account, origin, invoicePdfPath(invoice));
+}
+
+/** A due-date bound: a date covers its whole day; a date-time is compared with 00:00 UTC of the due date. */
+function dueBound(value: string | undefined, end: boolean): number | undefined {
+  if (!value) return undefined;
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00.000Z` : value);
+  return end && /^\d{4}-\d{2}-\d{2}$/.test(value) ? ms + 86_399_999 : ms;
+}
+
+const listInvoices: Handler = ({ account, query }) => {
+  if (query.invoice_number) {
+    const found = findByNumber(account, query.invoice_number);
+    if (!found || (query.customer_id && found.customer_id !== query.customer_id)) return ok({ data: [], start_cursor: null, end_cursor: null, has_next_page: false, has_previous_page: false });
+  }
+  const createdIn = timeWindow(query.created_at_start, query.created_at_end);
+  const [dueFrom, dueTo] = [dueBound(query.due_date_start, false) ?? -Infinity, dueBound(query.due_date_end, true) ?? Infinity];
+  const filter = (i: Invoice) => {
+    const due = Date.parse(`${i.due_date}T00:00:00.000Z`);
+    return (!createdIn || createdIn(i.created_at)) && due >= dueFrom && due <= dueTo &&
+      (!query.status || i.status === query.status) && (!query.invoice_number || i.invoice_number === query.invoice_number);
+  };
+  const where = query.customer_id ? { field: 'customer_id', value: String(query.customer_id) } : undefined;
+  const page = invoices(account).page({ ...pageParams(query), filter, where });
+  return ok({ ...page, data: page.data.map(invoiceView) });
+};
+
+export const invoiceHandlers: Record<string, Handler> = {
+  listInvoices,
+  createInvoice: ({ deps, account, body }) => created(invoiceView(createInvoice(deps, account, body, { source: 'api' }))),
+  getInvoice: ({ account, params }) => ok(invoiceView(getInvoice(account, params.id))),
+  archiveInvoice: ({ deps, account, params }) => ok(invoiceView(archiveInvoice(deps, account, params.id))),
+  restoreInvoice: ({ deps, account, params }) => ok(invoiceView(restoreInvoice(deps, account, params.id))),
+  getInvoicePaymentLink: ({ deps, account, params, origin }) => ok({ url: paymentLink(deps, account, origin, getInvoice(account, params.id)) }),
+  getInvoicePdfLink: ({ deps, account, params, origin }) => ok({ url: pdfLink(deps, account, origin, getInvoice(account, params.id)) }),
+  uploadInvoicePdf: async ({ deps, account, params, body }) => ok(await uploadInvoicePdf(deps, account, params.id, body ?? {})),
+};

@@ -1,0 +1,202 @@
+// Owns payouts: settled payments (credits) and refunds or chargebacks (debits) of one customer are
+// gathered into a scheduled payout each day, which processes at the daily cut-off and is paid (or
+// fails, for the test value) on its arrival date, with fees and the payout_* event payloads.
+import type { Deps } from '../../deps.js';
+import { defineCollection, type Account } from '../../store/store.js';
+import { defineMachine, transition } from '../machine.js';
+import { FEES, cents, type MethodKind } from '../payments/money.js';
+import type { Payment } from '../payments/payments.js';
+
+export type PayoutStatus = 'scheduled' | 'processing' | 'succeeded' | 'failed';
+
+export interface PayoutEntry {
+  id: string;
+  payment_id: string;
+  invoice_id: string | null;
+  description: string;
+  direction: 'credit' | 'debit';
+  method: MethodKind;
+  /** Money of the entry before fees. */
+  sub_total: number;
+  fee: number;
+}
+
+export interface Payout {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  customer_id: string | null;
+  status: PayoutStatus;
+  arrival_date: string;
+  sub_total: number;
+  total: number;
+  fees: Array<{ name: string; type: 'method'; amount: number; covered_by_customer: boolean }>;
+  entries: PayoutEntry[];
+  invoice_ids: string[];
+  failure_reason: string | null;
+}
+
+export const payouts = defineCollection<Payout>('payouts', ['customer_id']);
+
+export const payoutMachine = defineMachine({
+  resource: 'payout',
+  states: ['scheduled', 'processing', 'succeeded', 'failed'] as const,
+  events: ['process', 'pay', 'fail'] as const,
+  table: {
+    scheduled: { process: 'processing' },
+    processing: { pay: 'succeeded', fail: 'failed' },
+    succeeded: {},
+    failed: {},
+  },
+});
+
+// Sandbox choices: one payout per customer per day; it processes at the next 00:00 UTC cut-off and
+// is paid at 00:00 UTC of its arrival date, two days after the cut-off.
+export const ARRIVAL_DAYS_AFTER_CUTOFF = 2;
+/** Test value: a payout that holds a payment of exactly this amount fails on its arrival date. */
+export const FAILING_PAYOUT_AMOUNT = 777.77;
+export const PAYOUT_FAILURE_REASON = 'bank_account_closed';
+
+export const PAYOUT_PROCESS_JOB = 'payout.process';
+export const PAYOUT_SETTLE_JOB = 'payout.settle';
+
+const DAY_MS = 86_400_000;
+
+/** Open (scheduled) payout id per customer ("-" for payments without a customer). */
+function openPayouts(account: Account): Record<string, string> {
+  return account.state<Record<string, string>>('open_payouts', () => ({}));
+}
+
+export interface EntryInput {
+  id: string;
+  direction: 'credit' | 'debit';
+  amount: number;
+  fee: number;
+  description: string;
+}
+
+/** Add a credit or debit to the customer's scheduled payout, opening one for today when needed. */
+export function addToPayout(deps: Deps, account: Account, payment: Payment, input: EntryInput): Payout {
+  const key = payment.customer_id ?? '-';
+  const open = openPayouts(account);
+  let payout = open[key] ? payouts(account).get(open[key]) : undefined;
+  const isNew = !payout || payout.status !== 'scheduled';
+  if (!payout || payout.status !== 'scheduled') {
+    const cutoff = Math.floor(account.clock.nowMs() / DAY_MS) * DAY_MS + DAY_MS;
+    const now = account.clock.iso();
+    payout = payouts(account).insert({
+      id: account.newId('po'),
+      created_at: now,
+      updated_at: now,
+      customer_id: payment.customer_id,
+      status: 'scheduled',
+      arrival_date: new Date(cutoff + ARRIVAL_DAYS_AFTER_CUTOFF * DAY_MS).toISOString().slice(0, 10),
+      sub_total: 0,
+      total: 0,
+      fees: [],
+      entries: [],
+      invoice_ids: [],
+      failure_reason: null,
+    });
+    open[key] = payout.id;
+    account.changed();
+    deps.scheduler.schedule(account, PAYOUT_PROCESS_JOB, cutoff, { payout_id: payout.id });
+  }
+  payout.entries.push({
+    id: input.id,
+    payment_id: payment.id,
+    invoice_id: payment.invoice_id,
+    description: input.description,
+    direction: input.direction,
+    method: payment.payment_method,
+    sub_total: cents(input.amount),
+    fee: input.fee,
+  });
+  if (payment.invoice_id && !payout.invoice_ids.includes(payment.invoice_id)) payout.invoice_ids.push(payment.invoice_id);
+  payouts(account).update(payout.id, { ...totals(payout.entries), updated_at: account.clock.iso() });
+  if (input.direction === 'credit' && payment.payout_id === null) {
+    payment.payout_id = payout.id;
+    account.changed();
+  }
+  if (isNew) deps.events.record(account, 'payout_scheduled', payout.id, payoutEventData(payout));
+  return payout;
+}
+
+function totals(entries: PayoutEntry[]): Pick<Payout, 'sub_total' | 'total' | 'fees'> {
+  const subTotal = cents(entries.reduce((sum, e) => sum + (e.direction === 'credit' ? e.sub_total : -e.sub_total), 0));
+  const byName = new Map<string, number>();
+  for (const entry of entries) {
+    if (entry.fee > 0) byName.set(FEES[entry.method].name, cents((byName.get(FEES[entry.method].name) ?? 0) + entry.fee));
+  }
+  const fees = [...byName].map(([name, amount]) => ({ name, type: 'method' as const, amount, covered_by_customer: false }));
+  return { sub_total: subTotal, fees, total: cents(subTotal - fees.reduce((sum, f) => sum + f.amount, 0)) };
+}
+
+export function runPayoutProcessJob(deps: Deps, account: Account, payoutId: string): void {
+  const payout = payouts(account).get(payoutId);
+  if (!payout || payout.status !== 'scheduled') return;
+  const open = openPayouts(account);
+  const key = payout.customer_id ?? '-';
+  if (open[key] === payout.id) delete open[key];
+  movePayout(deps, account, payout, 'process');
+  deps.events.record(account, 'payout_processing', payout.id, payoutEventData(payout));
+  deps.scheduler.schedule(account, PAYOUT_SETTLE_JOB, Date.parse(`${payout.arrival_date}T00:00:00.000Z`), { payout_id: payout.id });
+}
+
+export function runPayoutSettleJob(deps: Deps, account: Account, payoutId: string): void {
+  const payout = payouts(account).get(payoutId);
+  if (!payout || payout.status !== 'processing') return;
+  const fails = payout.entries.some((e) => e.direction === 'credit' && e.sub_total === FAILING_PAYOUT_AMOUNT);
+  if (fails) {
+    movePayout(deps, account, payout, 'fail', { failure_reason: PAYOUT_FAILURE_REASON });
+    deps.events.record(account, 'payout_failed', payout.id, { ...payoutEventData(payout), failure_reason: PAYOUT_FAILURE_REASON });
+  } else {
+    movePayout(deps, account, payout, 'pay');
+    deps.events.record(account, 'payout_paid', payout.id, payoutEventData(payout));
+  }
+}
+
+function movePayout(deps: Deps, account: Account, payout: Payout, event: (typeof payoutMachine.events)[number], changes: Partial<Payout> = {}): void {
+  const status = transition(payoutMachine, payout.status, event);
+  payouts(account).update(payout.id, { ...changes, status, updated_at: account.clock.iso() });
+}
+
+export function payoutView(payout: Payout) {
+  return {
+    id: payout.id,
+    created_at: payout.created_at,
+    arrival_date: payout.arrival_date,
+    customer_id: payout.customer_id,
+    status: payout.status,
+    sub_total: payout.sub_total,
+    total: payout.total,
+    fees: payout.fees,
+  };
+}
+
+const ENTRY_STATUS: Record<PayoutStatus, 'created' | 'processing' | 'succeeded' | 'failed'> = {
+  scheduled: 'created',
+  processing: 'processing',
+  succeeded: 'succeeded',
+  failed: 'failed',
+};
+
+export function payoutTransactionsView(payout: Payout) {
+  return {
+    payout: payoutView(payout),
+    transactions: payout.entries.map((e) => ({
+      id: e.id,
+      description: e.description,
+      direction: e.direction,
+      method: e.method,
+      status: ENTRY_STATUS[payout.status],
+      failure_reason: payout.status === 'failed' ? payout.failure_reason : null,
+      sub_total: e.sub_total,
+      total: cents(e.direction === 'credit' ? e.sub_total - e.fee : -e.sub_total),
+    })),
+  };
+}
+
+export function payoutEventData(payout: Payout): Record<string, unknown> {
+  return { payout_id: payout.id, customer_id: payout.customer_id, status: payout.status, total: payout.total, arrival_date: payout.arrival_date };
+}
