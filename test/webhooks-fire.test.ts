@@ -2,7 +2,7 @@
 // collects deliveries from a running sandbox, which retries on its own as (real) time passes.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { startSandbox, startWebhookReceiver, type RunningSandbox, type WebhookReceiver } from '../src/index.js';
-import { eventLog } from '../src/events/events.js';
+import { eventLog, TOPICS } from '../src/events/events.js';
 import { builders } from '../src/webhooks/fire.js';
 import { START } from './helpers.js';
 import { deliveryErrors, webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
@@ -100,6 +100,77 @@ describe('POST /_sandbox/events', () => {
     } finally {
       builders.customer_archived = saved;
     }
+  });
+});
+
+describe('every topic', () => {
+  it.each(TOPICS.map((t) => [t]))('%s fires from nothing, with related objects made through the domain, and matches the document', async (topic) => {
+    w = await webhookSandbox();
+    await w.subscribe(topic);
+    const res = await fire({ topic });
+    expect(res.status).toBe(201);
+    expect(res.body.topic).toBe(topic);
+    expect(deliveryErrors(res.body)).toEqual([]);
+    await w.settle();
+    const delivered = w.receiver.deliveries.filter((d) => d.topic === topic);
+    expect(delivered.map((d) => d.body)).toContainEqual(res.body);
+    for (const d of delivered) expect(deliveryErrors(d.body)).toEqual([]);
+    // Firing again re-uses the object now present instead of making another.
+    const again = await fire({ topic });
+    expect(again.status).toBe(201);
+    expect(again.body.entity_id).toBe(res.body.entity_id);
+    expect(again.body.idempotency_key).not.toBe(res.body.idempotency_key);
+    // And naming it gives the same entity.
+    const named = await fire({ topic, entity_id: res.body.entity_id });
+    expect(named.status).toBe(201);
+    expect(named.body).toMatchObject({ entity_id: res.body.entity_id, data: again.body.data });
+  });
+
+  it('fires invoice_paid for a named invoice with the payment that paid it', async () => {
+    w = await webhookSandbox();
+    const { body: customer } = await w.api.post('/customers', { name: 'Acme' });
+    await w.api.post(`/customers/${customer.id}/payment-methods/card`, { card_provider_token: 'tok_visa', provider: 'evervault' }).expect(201);
+    const { body: invoice } = await w.api.post('/invoices', { customer_id: customer.id, exclude_from_autopay: true, line_items: [{ description: 'Plan', quantity: 1, amount: 120 }] });
+    expect(invoice.id).toMatch(/^inv_/);
+    const paid = await w.sb.http.post(`/_sandbox/invoices/${invoice.id}/pay`).send({});
+    expect(paid.status).toBe(200);
+    await w.sb.advance(2 * 3600).expect(200);
+    await w.fresh();
+    expect((await w.api.get(`/invoices/${invoice.id}`)).body.status).toBe('PAID');
+    const res = await fire({ topic: 'invoice_paid', entity_id: invoice.id });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ invoice_id: invoice.id, payment_id: paid.body.id, total: 120, status: 'PAID' });
+    // The real invoice_paid of the settlement carried the same payment and paid_at.
+    const account = w.sb.deps.store.account('ptn_default', 'production');
+    const real = [...eventLog(account).values()].find((e) => e.topic === 'invoice_paid' && e.idempotency_key !== res.body.idempotency_key);
+    expect(real?.data).toEqual(res.body.data);
+    expect(deliveryErrors(res.body)).toEqual([]);
+  });
+
+  it('delivers the events of a settling payment in order, stamped when they happened on the clock', async () => {
+    w = await webhookSandbox();
+    for (const topic of ['payment_succeeded', 'invoice_paid', 'payout_scheduled', 'invoice_updated']) await w.subscribe(topic, `/${topic}`);
+    const { body: customer } = await w.api.post('/customers', { name: 'Acme' });
+    await w.api.post(`/customers/${customer.id}/payment-methods/card`, { card_provider_token: 'tok_visa', provider: 'evervault' }).expect(201);
+    const { body: invoice } = await w.api.post('/invoices', { customer_id: customer.id, line_items: [{ description: 'Plan', quantity: 2, amount: 50 }] });
+    await w.settle();
+    await w.sb.advance(2 * 3600).expect(200);
+    const got = w.receiver.deliveries.map((d) => [d.topic, d.timestamp]);
+    const settled = got.find(([topic]) => topic === 'payment_succeeded')?.[1];
+    expect(settled).toBeDefined();
+    expect(got.filter(([, ts]) => ts === settled).map(([topic]) => topic)).toEqual(['payment_succeeded', 'invoice_paid', 'payout_scheduled']);
+    expect(w.receiver.deliveries.find((d) => d.topic === 'invoice_paid')?.data).toMatchObject({ invoice_id: invoice.id, status: 'PAID' });
+    for (const d of w.receiver.deliveries) expect(deliveryErrors(d.body)).toEqual([]);
+  });
+
+  it.each([
+    ['invoice_updated', 'inv_missing'], ['payment_succeeded', 'pay_missing'], ['payout_paid', 'po_missing'],
+    ['payment_method_added', 'pm_missing'], ['default_payment_method_changed', 'cus_missing'],
+  ])('%s for an unknown entity %s answers 404', async (topic, entityId) => {
+    w = await webhookSandbox();
+    const res = await fire({ topic, entity_id: entityId });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
   });
 });
 
