@@ -121,6 +121,7 @@ export function startPayment(deps: Deps, account: Account, start: PaymentStart):
   });
   if (start.failure && start.kind === 'card') {
     movePayment(deps, account, payment, 'fail', { failure_reason: start.failure });
+    deps.events.record(account, 'payment_failed', payment.id, paymentEventData(payment));
     return payment;
   }
   deps.scheduler.schedule(account, PROCESS_JOB, account.clock.nowMs() + PROCESSING_DELAY_SECONDS * 1000, { payment_id: payment.id });
