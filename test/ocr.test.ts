@@ -1,0 +1,183 @@
+// Bill upload (OCR) end to end: three differently laid out text PDFs really read, vendor matching by
+// email or name (or a vendor created with origin ocr), images and text-less PDFs with warnings,
+// byte-signature and base64 checks, the 10 MB limit, and the signed document link.
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { imageOnlyPdf, labelledInvoice, letterheadInvoice, scannedJpeg, scannedPng, wordyInvoice } from './fixtures/ocr/invoices.js';
+import { Payables } from './payables-helpers.js';
+
+let p: Payables;
+
+beforeEach(async () => {
+  p = await Payables.start();
+});
+
+const upload = (bytes: Buffer, content_type: string, filename = 'invoice.pdf') =>
+  p.api.post('/bills/upload', { content: bytes.toString('base64'), content_type, filename });
+
+const LAYOUTS = [
+  ['labelled', labelledInvoice, {
+    invoice_number: 'PS-8841', issue_date: '2026-03-01', due_date: '2026-03-31', total: 1350, vendor_email: 'ar@papersupply.test', vendor_name: 'Paper Supply Co', description: 'March office supplies',
+    line_items: [
+      { name: 'A4 paper', description: '10 boxes', quantity: 10, unit_price: 125.05, total: 1250.5 },
+      { name: 'Toner', description: null, quantity: 2, unit_price: 49.75, total: 99.5 },
+    ],
+  }],
+  ['letterhead', letterheadInvoice, {
+    invoice_number: 'NW-2026-0042', issue_date: '2026-03-05', due_date: '2026-04-04', total: 174, vendor_email: 'billing@northwind.test', vendor_name: 'Northwind Traders', description: 'Espresso beans',
+    line_items: [
+      { name: 'Espresso beans', description: null, quantity: 3, unit_price: 18, total: 54 },
+      { name: 'Grinder service', description: null, quantity: 1, unit_price: 120, total: 120 },
+    ],
+  }],
+  ['wordy', wordyInvoice, {
+    invoice_number: 'CC/7781', issue_date: '2026-03-05', due_date: '2026-03-20', total: 580, vendor_email: 'accounts@contoso-cleaning.test', vendor_name: 'Contoso Cleaning Ltd', description: 'Office cleaning, February',
+    line_items: [
+      { name: 'Deep clean', description: 'open plan office', quantity: 12, unit_price: 35, total: 420 },
+      { name: 'Window cleaning', description: null, quantity: 4, unit_price: 40, total: 160 },
+    ],
+  }],
+] as const;
+
+describe('bill upload from text PDFs', () => {
+  it.each(LAYOUTS)('reads the %s layout and creates a draft ocr bill with a new ocr vendor', async (_name, make, expected) => {
+    const res = await upload(await make(), 'application/pdf', 'March invoice.pdf');
+    expect(res.status).toBe(201);
+    expect(res.body.extracted_data).toEqual(expected);
+    expect(res.body.bill_number).toBe(expected.invoice_number);
+    expect(res.body.warnings).toEqual([expect.stringContaining('a vendor was created with origin ocr')]);
+    expect(res.body.document_path).toBe(`bills/${res.body.bill_id}/March_invoice.pdf`);
+    const bill = (await p.api.get(`/bills/${res.body.bill_id}`)).body;
+    expect(bill).toMatchObject({ source: 'ocr', status: 'draft', number: expected.invoice_number, amount: expected.total, issue_date: expected.issue_date, due_date: expected.due_date, description: expected.description });
+    expect(bill.line_items.map((l: Record<string, unknown>) => [l.sequence, l.name, l.quantity, l.unit_price, l.total])).toEqual(expected.line_items.map((l, i) => [i + 1, l.name, l.quantity, l.unit_price, l.total]));
+    const vendor = (await p.api.get(`/vendors/${bill.vendor_id}`)).body;
+    expect(vendor).toMatchObject({ name: expected.vendor_name, email: expected.vendor_email, origin: 'ocr', is_active: true });
+    expect((await p.api.get('/bills?source=ocr')).body.data).toHaveLength(1);
+  });
+
+  it('matches an existing vendor by email first, then by name (case-insensitive), creating none', async () => {
+    const byEmail = (await p.api.post('/vendors', { name: 'PaperCo (billing)', email: 'AR@papersupply.test' })).body;
+    const byName = (await p.api.post('/vendors', { name: 'northwind traders' })).body;
+    const first = await upload(await labelledInvoice(), 'application/pdf');
+    const second = await upload(await letterheadInvoice(), 'application/pdf');
+    expect(first.body.warnings).toEqual([]);
+    expect(second.body.warnings).toEqual([]);
+    expect((await p.api.get(`/bills/${first.body.bill_id}`)).body.vendor_id).toBe(byEmail.id);
+    expect((await p.api.get(`/bills/${second.body.bill_id}`)).body.vendor_id).toBe(byName.id);
+    expect((await p.api.get('/vendors')).body.data).toHaveLength(2);
+    // The same document again finds the vendor the first upload created.
+    await upload(await wordyInvoice(), 'application/pdf').expect(201);
+    const again = await upload(await wordyInvoice(), 'application/pdf');
+    expect(again.body.warnings).toEqual([]);
+    expect((await p.api.get('/vendors?origin=ocr')).body.data).toHaveLength(1);
+  });
+});
+
+describe('documents the sandbox cannot read', () => {
+  it.each([
+    ['PNG', scannedPng, 'image/png', 'scan.png'],
+    ['JPEG', scannedJpeg, 'image/jpeg', 'scan.jpg'],
+  ])('a %s gives a draft bill with warnings, amount 0 and the "Unknown vendor"', async (_n, bytes, type, filename) => {
+    const res = await upload(bytes(), type, filename);
+    expect(res.status).toBe(201);
+    expect(res.body.extracted_data).toEqual({ description: null, due_date: null, invoice_number: null, issue_date: null, total: null, vendor_email: null, vendor_name: null, line_items: [] });
+    expect(res.body.warnings).toEqual([
+      expect.stringContaining('does not read text from images'),
+      expect.stringContaining('No vendor could be read'),
+      expect.stringContaining('amount is 0'),
+    ]);
+    const bill = (await p.api.get(`/bills/${res.body.bill_id}`)).body;
+    expect(bill).toMatchObject({ source: 'ocr', status: 'draft', amount: 0, number: null });
+    expect((await p.api.get(`/vendors/${bill.vendor_id}`)).body).toMatchObject({ name: 'Unknown vendor', origin: 'ocr' });
+    const second = await upload(bytes(), type, filename);
+    expect((await p.api.get(`/bills/${second.body.bill_id}`)).body.vendor_id).toBe(bill.vendor_id);
+    const doc = await p.api.get(`/bills/${res.body.bill_id}/document`);
+    expect(doc.body).toMatchObject({ filename, mime_type: type });
+  });
+
+  it.each([
+    ['a PDF with no text layer', imageOnlyPdf],
+    ['a damaged PDF', async () => Buffer.from('%PDF-1.7\n%this file is cut short\n1 0 obj <<')],
+  ])('%s gives warnings and an empty extraction', async (_n, make) => {
+    const res = await upload(await make(), 'application/pdf');
+    expect(res.status).toBe(201);
+    expect(res.body.warnings[0]).toContain('no readable text layer');
+    expect(res.body.extracted_data.invoice_number).toBeNull();
+  });
+
+  it('warns about each field a text PDF does not carry', async () => {
+    const { default: PDFDocument } = await import('pdfkit');
+    const doc = new PDFDocument();
+    const chunks: Buffer[] = [];
+    doc.on('data', (c: Buffer) => chunks.push(c));
+    const done = new Promise((r) => doc.on('end', r));
+    doc.text('Receipt from the corner shop. Thank you!');
+    doc.end();
+    await done;
+    const res = await upload(Buffer.concat(chunks), 'application/pdf');
+    expect(res.body.warnings).toEqual(expect.arrayContaining([
+      'Could not read the invoice number.', 'Could not read the issue date.', 'Could not read the due date.', 'Could not read the total.',
+      'Could not read the vendor name.', 'Could not read the vendor email.', 'Could not read any line items.',
+    ]));
+  });
+});
+
+describe('upload refusals', () => {
+  it.each([
+    ['PNG bytes declared as a PDF', 'content', () => ({ content: scannedPng().toString('base64'), content_type: 'application/pdf', filename: 'x.pdf' })],
+    ['PDF bytes declared as a JPEG', 'content', () => ({ content: Buffer.from('%PDF-1.4\n').toString('base64'), content_type: 'image/jpeg', filename: 'x.jpg' })],
+    ['JPEG bytes declared as a PNG', 'content', () => ({ content: scannedJpeg().toString('base64'), content_type: 'image/png', filename: 'x.png' })],
+    ['content that is not base64', 'content', () => ({ content: 'not base64!!', content_type: 'application/pdf', filename: 'x.pdf' })],
+    ['an unsupported content_type', 'content_type', () => ({ content: 'JVBERi0=', content_type: 'image/gif', filename: 'x.gif' })],
+    ['a missing filename', 'filename', () => ({ content: 'JVBERi0=', content_type: 'application/pdf' })],
+  ])('refuses %s with 400 naming %s and creates nothing', async (_n, field, body) => {
+    const res = await p.api.post('/bills/upload', body());
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toHaveProperty([field]);
+    expect((await p.api.get('/bills?include_deleted=true')).body.data).toEqual([]);
+    expect((await p.api.get('/vendors')).body.data).toEqual([]);
+  });
+
+  it('refuses a document over 10 MB with 413', async () => {
+    const big = Buffer.alloc(10 * 1024 * 1024 + 1, 0x20);
+    big.write('%PDF-1.4\n');
+    const res = await upload(big, 'application/pdf');
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('payload_too_large');
+    expect((await p.api.get('/bills')).body.data).toEqual([]);
+  });
+});
+
+describe('the bill document link', () => {
+  it('serves the uploaded bytes through a signed link that expires after an hour', async () => {
+    const bytes = await labelledInvoice();
+    const { body } = await upload(bytes, 'application/pdf', 'inv 01.pdf');
+    const doc = await p.api.get(`/bills/${body.bill_id}/document`);
+    expect(doc.status).toBe(200);
+    expect(doc.body).toMatchObject({ filename: 'inv 01.pdf', mime_type: 'application/pdf' });
+    const url = new URL(doc.body.download_url);
+    expect(url.pathname).toBe(`/hosted/files/bills/${body.bill_id}/inv_01.pdf`);
+    const file = await p.sb.http.get(url.pathname + url.search).buffer(true).parse((res, cb) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => cb(null, Buffer.concat(parts)));
+    });
+    expect(file.status).toBe(200);
+    expect(file.headers['content-type']).toBe('application/pdf');
+    expect(Buffer.compare(file.body as Buffer, bytes)).toBe(0);
+    const tampered = url.search.replace(/sig=[^&]+/, 'sig=AAAA');
+    expect((await p.sb.http.get(url.pathname + tampered)).status).toBe(403);
+    const otherBill = url.pathname.replace(body.bill_id, 'bill_other');
+    expect((await p.sb.http.get(otherBill + url.search)).status).toBe(403);
+    await p.advance(3601);
+    expect((await p.sb.http.get(url.pathname + url.search)).status).toBe(403);
+    const fresh = new URL((await p.api.get(`/bills/${body.bill_id}/document`)).body.download_url);
+    expect((await p.sb.http.get(fresh.pathname + fresh.search)).status).toBe(200);
+  });
+
+  it('answers 404 for a bill without a document and for unknown bills', async () => {
+    const v = await p.vendor();
+    const bill = await p.bill(v.id);
+    expect((await p.api.get(`/bills/${bill.id}/document`)).status).toBe(404);
+    expect((await p.api.get('/bills/bill_nope/document')).status).toBe(404);
+  });
+});
