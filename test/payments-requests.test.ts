@@ -1,0 +1,122 @@
+// Payment requests: create and get, their input rules, expiry on the clock and by simulation, and
+// paying or cancelling one on its hosted checkout page (plain form posts here; a browser test exists too).
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { setup, type Api, type TestSandbox } from './helpers.js';
+import { control, events } from './receivables-helpers.js';
+
+let sb: TestSandbox;
+let api: Api;
+let token: string;
+
+beforeEach(async () => {
+  sb = await setup();
+  token = await sb.token();
+  api = sb.as(token);
+});
+
+async function advance(seconds: number) {
+  expect((await sb.advance(seconds)).status).toBe(200);
+  token = await sb.token();
+  api = sb.as(token);
+}
+
+const VALID = { amount: 49.99, currency: 'USD', redirect_url: 'https://shop.example/thanks', reference_id: 'order-5521' };
+
+function hostedPath(url: string): string {
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+}
+
+describe('payment requests', () => {
+  it('creates a pending request with a hosted url that expires 24 hours later, and reads it back', async () => {
+    const res = await api.post('/payments/request', VALID);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ status: 'pending', amount: 49.99, currency: 'USD', reference_id: 'order-5521', created_at: '2026-03-02T09:00:00.000Z', expires_at: '2026-03-03T09:00:00.000Z', paid_at: null });
+    expect(res.body.url).toContain(`/hosted/payment-requests/${res.body.id}?`);
+    const got = await api.get(`/payments/request/${res.body.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ id: res.body.id, status: 'pending', amount: 49.99 });
+    expect((await api.get('/payments/request/preq_nope')).status).toBe(404);
+  });
+
+  it.each([
+    ['a missing amount', { ...VALID, amount: undefined }, 400, 'amount'],
+    ['a missing currency', { ...VALID, currency: undefined }, 400, 'currency'],
+    ['a missing redirect_url', { ...VALID, redirect_url: undefined }, 400, 'redirect_url'],
+    ['an http redirect_url', { ...VALID, redirect_url: 'http://shop.example/thanks' }, 400, 'redirect_url'],
+    ['a currency that is not a three-letter code', { ...VALID, currency: 'US' }, 400, 'currency'],
+    ['a negative amount', { ...VALID, amount: -5 }, 422, 'amount'],
+    ['a zero amount', { ...VALID, amount: 0 }, 422, 'amount'],
+    ['an unsupported currency', { ...VALID, currency: 'EUR' }, 422, 'currency'],
+  ])('refuses %s and creates nothing', async (_what, body, code, field) => {
+    const res = await api.post('/payments/request', JSON.parse(JSON.stringify(body)));
+    expect(res.status).toBe(code);
+    expect(res.body.validation_errors).toHaveProperty(field);
+    expect(sb.deps.scheduler.pending(sb.deps.store.account('ptn_default', 'production'))).toEqual([]);
+  });
+
+  it('expires on the clock after 24 hours; a second expiry answers 409', async () => {
+    const { body } = await api.post('/payments/request', VALID);
+    await advance(24 * 3600 - 1);
+    expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('pending');
+    await advance(1);
+    expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('expired');
+    const again = await control(sb, token).post(`/payment-requests/${body.id}/expire`);
+    expect(again.status).toBe(409);
+    expect(again.body.message).toContain('status is expired');
+  });
+
+  it('expires at once through the control plane', async () => {
+    const { body } = await api.post('/payments/request', VALID);
+    const res = await control(sb, token).post(`/payment-requests/${body.id}/expire`);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('expired');
+    expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('expired');
+    expect((await control(sb, token).post('/payment-requests/preq_nope/expire')).status).toBe(404);
+    const page = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_token: 'tok_visa' });
+    expect(page.status).toBe(409);
+    expect(page.text).toContain('status is expired');
+  });
+});
+
+describe('the hosted checkout of a payment request', () => {
+  it('pays by test card, redirects to redirect_url, and the payment settles on the clock', async () => {
+    const { body } = await api.post('/payments/request', VALID);
+    const page = await sb.http.get(hostedPath(body.url));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Payment of $49.99 USD');
+    const paid = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_token: 'tok_visa' });
+    expect(paid.status).toBe(303);
+    expect(paid.headers.location).toBe(`https://shop.example/thanks?payment_request_id=${body.id}&status=paid&reference_id=order-5521`);
+    const got = (await api.get(`/payments/request/${body.id}`)).body;
+    expect(got).toMatchObject({ status: 'paid', paid_at: '2026-03-02T09:00:00.000Z' });
+    const [payment] = (await api.get('/payments?type=payment_request')).body.data;
+    expect(payment).toMatchObject({ payment_request_id: body.id, amount: 49.99, status: 'pending', payment_method: 'card', customer_id: null, invoice_id: null });
+    await advance(3660);
+    expect((await api.get('/payments?type=payment_request')).body.data[0].status).toBe('succeeded');
+    expect(events(sb, 'payment_succeeded')[0].data).toMatchObject({ payment_request_id: body.id });
+    const twice = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_token: 'tok_visa' });
+    expect(twice.status).toBe(409);
+  });
+
+  it('shows a decline and leaves the request pending; cancel redirects with status=cancelled', async () => {
+    const { body } = await api.post('/payments/request', VALID);
+    const declined = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_token: 'tok_insufficient_funds' });
+    expect(declined.status).toBe(402);
+    expect(declined.text).toContain('Payment failed: insufficient_funds');
+    expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('pending');
+    expect(events(sb, 'payment_failed')).toHaveLength(1);
+    const cancelled = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'cancel' });
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.headers.location).toContain('status=cancelled');
+    expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('cancelled');
+  });
+
+  it('refuses a tampered link with 403 and changes nothing', async () => {
+    const { body } = await api.post('/payments/request', VALID);
+    const tampered = hostedPath(body.url).replace(/sig=[^&]+/, 'sig=AAAA');
+    const res = await sb.http.post(tampered).type('form').send({ action: 'cancel' });
+    expect(res.status).toBe(403);
+    expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('pending');
+  });
+});
