@@ -294,6 +294,20 @@ describe('initiating payments', () => {
     expect((await payment(good.id)).payments).toHaveLength(1);
   });
 
+  it('refuses per item a bill whose amount is 0 (an unread OCR upload)', async () => {
+    const scan = await p.api.post('/bills/upload', { content: Buffer.from('%PDF-1.4 unreadable').toString('base64'), content_type: 'application/pdf', filename: 'scan.pdf' });
+    const id = scan.body.bill_id;
+    await p.api.post(`/bills/${id}/submit`).expect(200);
+    await p.api.post(`/bills/${id}/pay-date`, { pay_date: await p.clockToday() }).expect(200);
+    const res = await p.api.post('/vendor-payments', { idempotency_key: 'zero', items: [{ bill_id: id }] });
+    expect(res.body.results[0]).toMatchObject({ success: false, error_reason: expect.stringContaining('amount is 0') });
+    await p.api.patch(`/bills/${id}`, { amount: 12.5 }).expect(200);
+    const again = await p.api.post('/vendor-payments', { idempotency_key: 'zero-2', items: [{ bill_id: id }] });
+    expect(again.body.results[0].success).toBe(true);
+    // The "Unknown vendor" has no bank account: the payment waits on hold for one.
+    expect((await payment(id)).last).toMatchObject({ status: 'hold', hold_reason: 'missing_bank_account' });
+  });
+
   it.each([
     [{ items: [{ bill_id: 'b' }] }, 'idempotency_key'],
     [{ idempotency_key: 'k', items: [] }, 'items'],

@@ -96,6 +96,29 @@ describe('vendors', () => {
     expect((await api.get(`/vendors/${v.id}/bank-account`)).body).toEqual(second.body);
   });
 
+  it('syncs vendors from accounting with origin accounting_integration; a bad item refuses the batch', async () => {
+    const bad = await sb.http.post('/_sandbox/accounting/sync').send({ vendors: [{ name: 'Fine' }, { name: 'Bad', bank_account: { ...BANK, routing_number: '011000016' } }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.validation_errors).toHaveProperty(['vendors[1].bank_account.routing_number']);
+    expect((await api.get('/vendors')).body.data).toEqual([]);
+    const res = await sb.http.post('/_sandbox/accounting/sync').send({ vendors: [{ name: 'Ledger Co', bank_account: BANK }] });
+    expect(res.status).toBe(201);
+    expect(res.body.vendors).toEqual([expect.objectContaining({ name: 'Ledger Co', origin: 'accounting_integration', is_active: true })]);
+    expect(JSON.stringify(res.body)).not.toContain(BANK.account_number);
+    expect((await api.get(`/vendors/${res.body.vendors[0].id}/bank-account`)).body.account_mask).toBe('****6789');
+  });
+
+  it('needs accounts_payable scopes: a read-only key reads but cannot write', async () => {
+    const key = await sb.http.post('/_sandbox/partners/ptn_default/keys').send({ environment: 'production', scopes: ['accounts_payable:read'] });
+    expect(key.status).toBe(201);
+    const reader = sb.as(await sb.token('production', { client_id: key.body.client_id, client_secret: key.body.client_secret }));
+    expect((await reader.get('/vendors')).status).toBe(200);
+    expect((await reader.get('/bills')).status).toBe(200);
+    expect((await reader.post('/vendors', { name: 'A' })).status).toBe(403);
+    expect((await reader.post('/bills', { vendor_id: 'v', amount: 1 })).status).toBe(403);
+    expect((await reader.post('/vendor-payments', { idempotency_key: 'k', items: [{ bill_id: 'b' }] })).status).toBe(403);
+  });
+
   it('keeps vendors per account and environment', async () => {
     const { body: v } = await api.post('/vendors', { name: 'A' });
     const demo = sb.as(await sb.token('demo'), 'demo');

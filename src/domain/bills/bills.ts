@@ -248,7 +248,7 @@ export function updateBill(account: Account, id: string, patch: BillPatch): Bill
   return bills(account).update(id, { ...changes, updated_at: account.clock.iso() });
 }
 
-export function submitBill(account: Account, id: string, actor: Actor): Bill {
+export function submitBill(account: Account, id: string, actor: Actor = SYSTEM): Bill {
   return moveBill(account, getBill(account, id), 'submit', actor);
 }
 

@@ -211,6 +211,8 @@ export function startPayment(deps: Deps, account: Account, item: PaymentItem): V
   const bill = bills(account).get(item.bill_id);
   if (!bill) throw new ApiError(Errors.notFound, { message: 'Bill not found' });
   transition(billMachine, bill.status, 'pay');
+  // OCR bills start at 0 until their amount is set: nothing to pay yet.
+  if (!(bill.amount > 0)) throw new ApiError(Errors.unprocessable, { message: 'The bill amount is 0; set it with PATCH /bills/{id} before paying.' });
   const open = paymentsOfBill(account, bill).find((p) => IN_FLIGHT.has(p.status));
   if (open) throw new ApiError(Errors.conflict, { message: `The bill already has a vendor payment in progress (${open.id}, ${open.status}).` });
   const vendor = getVendor(account, bill.vendor_id);
