@@ -14,7 +14,12 @@ beforeEach(async () => {
 const upload = (bytes: Buffer, content_type: string, filename = 'invoice.pdf') =>
   p.api.post('/bills/upload', { content: bytes.toString('base64'), content_type, filename });
 
-const LAYOUTS = [
+interface Expected {
+  invoice_number: string; issue_date: string; due_date: string; total: number; vendor_email: string; vendor_name: string; description: string;
+  line_items: Array<{ name: string; description: string | null; quantity: number; unit_price: number; total: number }>;
+}
+
+const LAYOUTS: Array<[string, () => Promise<Buffer>, Expected]> = [
   ['labelled', labelledInvoice, {
     invoice_number: 'PS-8841', issue_date: '2026-03-01', due_date: '2026-03-31', total: 1350, vendor_email: 'ar@papersupply.test', vendor_name: 'Paper Supply Co', description: 'March office supplies',
     line_items: [
@@ -36,7 +41,7 @@ const LAYOUTS = [
       { name: 'Window cleaning', description: null, quantity: 4, unit_price: 40, total: 160 },
     ],
   }],
-] as const;
+];
 
 describe('bill upload from text PDFs', () => {
   it.each(LAYOUTS)('reads the %s layout and creates a draft ocr bill with a new ocr vendor', async (_name, make, expected) => {
