@@ -24,6 +24,7 @@ import { customerHandlers } from './domain/customers/handlers.js';
 import { payablesFeature } from './domain/bills/payables-feature.js';
 import { scenariosFeature } from './scenarios/feature.js';
 import { journalFeature } from './journal/feature.js';
+import { fixturesFeature, loadStartFixtures } from './fixtures/feature.js';
 import { webhooksFeature } from './webhooks/handlers.js';
 import { invoicesFeature } from './domain/invoices/feature.js';
 import { paymentMethodsFeature } from './domain/payment-methods/feature.js';
@@ -36,6 +37,7 @@ import { hostedFeature } from './hosted/pages.js';
 export const FEATURES: Feature[] = [
   scenariosFeature,
   journalFeature,
+  fixturesFeature,
   { name: 'oauth', handlers: { createToken } },
   { name: 'customers', handlers: customerHandlers },
   invoicesFeature,
@@ -76,6 +78,8 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   };
   store.events.on('writeFailed', (error) => log.error({ err: error, file: full.dataFile }, 'writing the data file failed'));
   for (const feature of FEATURES) feature.install?.(deps);
+  // --fixtures: made through the domain functions, so every feature must be installed first.
+  await loadStartFixtures(deps);
   return deps;
 }
 

@@ -21,6 +21,9 @@ export interface RequestState {
 
 export type SecurityHandler = (c: Context, state: RequestState) => Promise<Principal | true>;
 
+/** A service name: work every request waits for first (fixtures reloading after a full reset). */
+export const PENDING_WORK = 'pendingWork';
+
 /** Something that may answer before the handler runs (forced responses, scenario rules). */
 export type Interceptor = (ctx: HandlerContext, operation: Operation) => Promise<Reply | undefined> | Reply | undefined;
 
@@ -83,6 +86,8 @@ export class OperationRouter {
   /** Express middleware for requests whose `path` (prefix stripped) belongs to this document. */
   async handle(req: Request, res: Response, environment: Environment, path: string): Promise<void> {
     const { deps, backend } = this.options;
+    const pending = deps.services.get(PENDING_WORK) as Promise<unknown> | undefined;
+    if (pending) await pending;
     const state: RequestState = { environment, req, res };
     const operation = this.operationFor(req.method, path);
     res.locals.operationId = operation?.operationId ?? null;
