@@ -29,6 +29,8 @@ export interface FetchOptions {
   timeoutMs?: number;
   /** Name resolution (tests may replace it); defaults to the system resolver. */
   resolve?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+  /** The address rule (tests may narrow or widen it); defaults to public unicast only. */
+  policy?: (address: string) => string | null;
 }
 
 const refuse = (why: string) => invalidFields({ url: why }, `The PDF url was refused: ${why}.`);
@@ -92,7 +94,7 @@ async function checkedAddress(url: URL, options: FetchOptions): Promise<{ addres
   }
   if (!options.allowPrivate) {
     for (const { address } of addresses) {
-      const why = refusalOf(address);
+      const why = (options.policy ?? refusalOf)(address);
       if (why) throw refuse(`the host resolves to a non-public address (${address} ${why})`);
     }
   }
