@@ -295,7 +295,7 @@ describe('upload rules and signed links', () => {
     const tampered = link.replace(`${inv.id}.pdf`, 'inv_other.pdf');
     expect((await download(tampered)).status).toBe(403);
     expect((await download(link.replace(/sig=[^&]+/, 'sig=abc'))).status).toBe(403);
-    expect((await download(link.replace(/exp=(\d+)/, (_m, e) => `exp=${Number(e) + 9999}`))).status).toBe(403);
+    expect((await download(link.replace(/exp=(\d+)/, (_m: string, e: string) => `exp=${Number(e) + 9999}`))).status).toBe(403);
     await sb.advance(3601);
     expect((await download(link)).status).toBe(403);
   });
