@@ -1,9 +1,8 @@
 // Owns the vendor payment operations and their control-plane simulation: short stories over vendor-payments.ts.
 import { ok, type Handler } from '../../http/context.js';
 import { submitDataRequest, dataRequestView, vendorView } from '../vendors/vendors.js';
-import { replaceVendorPayments } from './vendor-payments.js';
 import {
-  bulkCancelVendorPayments, cancelVendorPayment, failVendorPayment, initiateVendorPayments, retryVendorPayment, vendorPaymentView,
+  bulkCancelVendorPayments, cancelVendorPayment, failVendorPayment, initiateVendorPayments, replaceVendorPayments, retryVendorPayment, vendorPaymentView,
 } from './vendor-payments.js';
 
 /** Sandbox choice: the failure_reason of a simulated failure when none is given (an ACH return). */

@@ -7,7 +7,7 @@ import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import type { JobData } from '../../store/store.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
-import { billMachine, bills, getBill, moveBill, SYSTEM, type Actor, type Bill, type BulkResult, MAX_BULK_IDS } from '../bills/bills.js';
+import { billMachine, bills, getBill, moveBill, SYSTEM, type Bill, type BulkResult, MAX_BULK_IDS } from '../bills/bills.js';
 import { getVendor, vendors, type Vendor } from '../vendors/vendors.js';
 
 export type PaymentSpeed = 'standard' | 'next_day' | 'same_day' | 'instant';
@@ -369,4 +369,3 @@ export function registerVendorPaymentJobs(deps: Deps): void {
   });
 }
 
-export type { Actor };

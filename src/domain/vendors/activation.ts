@@ -5,9 +5,8 @@ import { ApiError, Errors } from '../../http/errors.js';
 import type { Account } from '../../store/store.js';
 import { bills, type BillStatus } from '../bills/bills.js';
 import { replaceVendorPayments, vendorHasPaymentInProcessing } from '../vendor-payments/vendor-payments.js';
-import { getVendor, setVendorStatus, upsertBankAccount, type BankAccountInput, type Vendor } from './vendors.js';
 import { transition } from '../machine.js';
-import { vendorMachine } from './vendors.js';
+import { getVendor, setVendorStatus, upsertBankAccount, vendorMachine, type BankAccountInput, type Vendor } from './vendors.js';
 
 /** Sandbox choice: the bills a status change affects are the vendor's open bills, those still to be paid. */
 const OPEN_BILL: ReadonlySet<BillStatus> = new Set(['draft', 'needs_approval', 'failed']);
