@@ -9,6 +9,7 @@ import { eventLog } from '../src/events/events.js';
 import { deliveryFault } from '../src/faults.js';
 import { SCENARIO_SLEEP } from '../src/scenarios/intercept.js';
 import { setup, type Api, type TestSandbox } from './helpers.js';
+import { webhookSandbox } from './webhooks-support.js';
 
 let sb: TestSandbox;
 let token: string;
@@ -134,6 +135,12 @@ describe('loading scenario documents', () => {
     expect((await sb.http.get('/_sandbox/scenarios')).body.data).toEqual([]);
   });
 
+  it('refuses a missing body, naming the body', async () => {
+    const res = await sb.http.post('/_sandbox/scenarios');
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toHaveProperty('body');
+  });
+
   it('refuses YAML that does not parse, naming the body', async () => {
     const res = await loadYaml('name: [unclosed\nrules: {');
     expect(res.status).toBe(400);
@@ -232,6 +239,28 @@ describe('actions', () => {
     expect(attempt('customer_created')).toBeUndefined();
     // Topic rules never touch API requests.
     expect((await api.get('/customers')).status).toBe(200);
+  });
+});
+
+describe('fail_delivery end to end', () => {
+  it('a timed-out attempt follows the normal retry schedule; once the rule is spent the event is delivered', async () => {
+    const w = await webhookSandbox();
+    try {
+      await w.sb.http.post('/_sandbox/scenarios').send({ name: 'slow receiver', rules: [{ match: { topic: 'customer_created' }, times: 2, fail_delivery: { timeout: true } }] }).expect(201);
+      await w.subscribe('customer_created');
+      const id = (await w.api.post('/customers', { name: 'Timed Out' })).body.id;
+      await w.settle();
+      expect(w.receiver.deliveries).toEqual([]);
+      await w.sb.advance(90).expect(200);
+      expect(w.receiver.deliveries).toEqual([]);
+      await w.sb.advance(270).expect(200);
+      expect(w.receiver.accepted('customer_created').map((d) => d.entity_id)).toEqual([id]);
+      const attempts = (await w.sb.http.get('/_sandbox/webhooks/deliveries')).body.data.reverse();
+      expect(attempts.map((a: { attempt: number; status_code: number | null; error: string | null }) => [a.attempt, a.status_code, a.error === null ? null : /timed out/.test(a.error)]))
+        .toEqual([[1, null, true], [2, null, true], [3, 200, null]]);
+    } finally {
+      await w.close();
+    }
   });
 });
 
