@@ -10,8 +10,9 @@ import { eventLog } from '../src/events/events.js';
 import { validRoutingNumber } from '../src/domain/vendors/vendors.js';
 import { TEST_ACCOUNT_FAILURES } from '../src/domain/vendor-payments/vendor-payments.js';
 import {
-  accountNumber, bankInput, billInput, cardInput, customerInput, customerUserInput, invoiceInput, routingNumber, seededFaker, vendorInput, vendorPaymentItem, webhookInput,
+  accountNumber, bankInput, billInput, cardInput, customerInput, customerUserInput, invoiceInput, paymentRequestInput, routingNumber, seededFaker, vendorInput, vendorPaymentItem, webhookInput,
 } from '../src/fixtures/factories.js';
+import { paymentRequests } from '../src/domain/payments/payment-requests.js';
 import { setup, START, type Api, type TestSandbox } from './helpers.js';
 
 type Row = Record<string, any>;
@@ -42,6 +43,7 @@ describe('factories', () => {
         vendor: vendorInput(f),
         bill: billInput(f, 'ven_1', '2026-03-01', '2026-03-31'),
         payment: vendorPaymentItem(f, 'bill_1'),
+        request: paymentRequestInput(f),
         webhook: webhookInput(f, 'https://hooks.example/x', 'invoice_paid'),
       };
     };
@@ -76,6 +78,9 @@ describe('factories', () => {
     const vendor = await api.post('/vendors', vendorInput(f));
     expect(vendor.status).toBe(201);
     expect((await api.post('/bills', billInput(f, vendor.body.id, '2026-03-01', '2026-03-31'))).status).toBe(201);
+    const request = await api.post('/payments/request', paymentRequestInput(f));
+    expect([request.status, request.body.validation_errors]).toEqual([expect.any(Number), undefined]);
+    expect(request.status).toBeLessThan(300);
   });
 });
 
@@ -114,6 +119,11 @@ describe('--fixtures demo', () => {
     expect([...statuses].some((s) => s !== 'succeeded')).toBe(true);
     const transactions = (await api.get(`/payouts/${payouts[0].id}/transactions`)).body;
     expect(transactions.transactions.length).toBeGreaterThan(0);
+
+    const requests = [...paymentRequests(sb.deps.store.account('ptn_default', 'production')).values()];
+    expect(requests.map((r) => r.status).sort()).toEqual(['expired', 'expired', 'paid', 'paid', 'pending', 'pending']);
+    const pending = requests.find((r) => r.status === 'pending')!;
+    expect((await api.get(`/payments/request/${pending.id}`)).body).toMatchObject({ id: pending.id, status: 'pending', currency: 'USD' });
 
     const vendors = await all(api, '/vendors');
     expect(vendors).toHaveLength(5);
