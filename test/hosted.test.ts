@@ -61,7 +61,7 @@ browserDescribe('hosted pages in headless Chromium', () => {
     await expect(page.locator('#status').textContent()).resolves.toBe('UPCOMING');
     await expect(page.locator('#amount-due').textContent()).resolves.toBe('$1200.00');
     await page.check('input[name=method][value=card]');
-    await page.fill('input[name=card_token]', 'tok_visa');
+    await page.fill('input[name=card_provider_token]', 'tok_visa');
     await Promise.all([page.waitForURL(/payment=pay_/), page.click('#pay')]);
     await expect(page.locator('#status').textContent()).resolves.toBe('RECEIVED');
     await expect(page.locator('#payment').textContent()).resolves.toMatch(/^Payment pay_\w+ is pending\.$/);
@@ -89,7 +89,7 @@ browserDescribe('hosted pages in headless Chromium', () => {
     const page = await browser.newPage();
     await page.goto((await a.get(`/invoices/${invoice.id}/payment-link`)).body.url);
     await page.check('input[name=method][value=card]');
-    await page.fill('input[name=card_token]', 'tok_card_declined');
+    await page.fill('input[name=card_provider_token]', 'tok_card_declined');
     await Promise.all([page.waitForURL(/payment=pay_/), page.click('#pay')]);
     await expect(page.locator('#payment').textContent()).resolves.toContain('failed: card_declined');
     await expect(page.locator('#status').textContent()).resolves.toBe('UPCOMING');

@@ -73,7 +73,7 @@ describe('payment requests', () => {
     expect(res.body.status).toBe('expired');
     expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('expired');
     expect((await control(sb, token).post('/payment-requests/preq_nope/expire')).status).toBe(404);
-    const page = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_token: 'tok_visa' });
+    const page = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_provider_token: 'tok_visa' });
     expect(page.status).toBe(409);
     expect(page.text).toContain('status is expired');
   });
@@ -85,7 +85,7 @@ describe('the hosted checkout of a payment request', () => {
     const page = await sb.http.get(hostedPath(body.url));
     expect(page.status).toBe(200);
     expect(page.text).toContain('Payment of $49.99 USD');
-    const paid = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_token: 'tok_visa' });
+    const paid = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_provider_token: 'tok_visa' });
     expect(paid.status).toBe(303);
     expect(paid.headers.location).toBe(`https://shop.example/thanks?payment_request_id=${body.id}&status=paid&reference_id=order-5521`);
     const got = (await api.get(`/payments/request/${body.id}`)).body;
@@ -95,13 +95,13 @@ describe('the hosted checkout of a payment request', () => {
     await advance(3660);
     expect((await api.get('/payments?type=payment_request')).body.data[0].status).toBe('succeeded');
     expect(events(sb, 'payment_succeeded')[0].data).toMatchObject({ payment_request_id: body.id });
-    const twice = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_token: 'tok_visa' });
+    const twice = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_provider_token: 'tok_visa' });
     expect(twice.status).toBe(409);
   });
 
   it('shows a decline and leaves the request pending; cancel redirects with status=cancelled', async () => {
     const { body } = await api.post('/payments/request', VALID);
-    const declined = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_token: 'tok_insufficient_funds' });
+    const declined = await sb.http.post(hostedPath(body.url)).type('form').send({ action: 'pay', method: 'card', card_provider_token: 'tok_insufficient_funds' });
     expect(declined.status).toBe(402);
     expect(declined.text).toContain('Payment failed: insufficient_funds');
     expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('pending');

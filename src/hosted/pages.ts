@@ -56,7 +56,7 @@ function page(deps: Deps, handler: (account: Account, req: Request, res: Respons
 /** New-instrument choices; the card is pre-selected when nothing else is. */
 function instrumentFields(cardChecked: boolean): string {
   return `<label><input type="radio" name="method" value="card"${cardChecked ? ' checked' : ''}> Test card, provider token:
-  <input name="card_token" value="tok_visa" aria-label="Card token"></label>
+  <input name="card_provider_token" value="tok_visa" aria-label="Card token"></label>
 <label><input type="radio" name="method" value="bank"> US bank account: routing
   <input name="routing_number" value="011000015" size="9" aria-label="Routing number"> account
   <input name="account_number" value="000123456789" size="17" aria-label="Account number"></label>`;
@@ -92,7 +92,7 @@ function paymentNotice(account: Account, paymentId: unknown): string {
 function methodFromForm(deps: Deps, account: Account, customerId: string, form: Record<string, string>): string {
   const choice = form.method ?? '';
   if (choice.startsWith('saved:')) return choice.slice('saved:'.length);
-  if (choice === 'card') return addCardMethod(deps, account, customerId, { card_provider_token: form.card_token ?? '' }).id;
+  if (choice === 'card') return addCardMethod(deps, account, customerId, { card_provider_token: form.card_provider_token ?? '' }).id;
   if (choice === 'bank') {
     checkBankFields(form);
     return addBankMethod(deps, account, customerId, { account_data_type: 'us', us_account_data: { account_number: form.account_number, routing_number: form.routing_number } }).id;
@@ -169,7 +169,7 @@ export function hostedRoutes(app: Express, deps: Deps): void {
         checkBankFields(form);
         failure = BANK_FAILURES[form.account_number] ?? null;
       } else {
-        failure = CARD_FAILURES[cardFromToken(account, form.card_token || 'tok_visa').last4] ?? null;
+        failure = CARD_FAILURES[cardFromToken(account, form.card_provider_token || 'tok_visa').last4] ?? null;
       }
       const payment = payPaymentRequest(deps, account, request.id, { kind: form.method === 'bank' ? 'standard_ach' : 'card', failure });
       if (payment.status === 'failed') {
