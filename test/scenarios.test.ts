@@ -334,6 +334,27 @@ describe('scope', () => {
     expect([(await again.get('/customers')).status, (await again.get('/customers')).status]).toEqual([200, 500]);
   });
 
+  it('with --data, account scenarios and their counters survive a restart, while --scenario counters start again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scn-'));
+    const file = join(dir, 'data.json');
+    const global = join(dir, 'global.yaml');
+    writeFileSync(global, 'name: second list fails\nrules:\n  - match: { operation: listCustomers }\n    nth: 2\n    respond: { status: 500 }\n');
+    const first = await setup({ dataFile: file, scenarios: [global], seed: 'persist' });
+    const api1 = first.as(await first.token());
+    await first.http.post('/_sandbox/scenarios').send({ name: 'own', rules: [{ match: { operation: 'getCustomer' }, nth: 2, respond: { status: 503 } }] }).expect(201);
+    expect((await api1.get('/customers')).status).toBe(200);
+    expect((await api1.get('/customers/cus_x')).status).toBe(404);
+    await first.deps.store.close();
+
+    const second = await setup({ dataFile: file, scenarios: [global], seed: 'persist' });
+    const api2 = second.as(await second.token());
+    expect((await second.http.get('/_sandbox/scenarios')).body.data.map((x: { name: string; scope: string }) => `${x.scope} ${x.name}`))
+      .toEqual(['global second list fails', 'account own']);
+    expect((await api2.get('/customers/cus_x')).status).toBe(503);
+    expect(await statuses(3, () => api2.get('/customers'))).toEqual([200, 500, 200]);
+    await second.deps.store.close();
+  });
+
   it('--scenario NAME resolves a shipped document; a bad file stops the start with the reason', async () => {
     const deps = await createDeps({ scenarios: ['slow-api'], logLevel: 'silent' });
     expect(deps.services.get('scenarioEngine')).toBeDefined();

@@ -103,6 +103,13 @@ export class ScenarioEngine {
       document,
     }));
     this.globals = [...this.startGlobals];
+    // Counters start when a document is loaded: a restart on a --data file loads the globals anew.
+    for (const account of this.deps.store.allAccounts()) {
+      const counters = account.data.state[COUNTERS] as Record<string, RuleCounter[]> | undefined;
+      if (!counters) continue;
+      for (const scenario of this.startGlobals) delete counters[scenario.id];
+      account.changed();
+    }
   }
 
   /** The account's own scenarios, oldest first (kept in the account's state, so a reset drops them). */
