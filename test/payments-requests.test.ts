@@ -112,6 +112,33 @@ describe('the hosted checkout of a payment request', () => {
     expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('cancelled');
   });
 
+  it('answers odd forms and links with a clear page, never a 500', async () => {
+    const { body } = await api.post('/payments/request', VALID);
+    const path = hostedPath(body.url);
+    expect((await sb.http.get(`${path}&sig=again`)).status).toBe(403);
+    const repeated = await sb.http.post(path).type('form').send('action=pay&method=bank&method=card');
+    expect(repeated.status).toBe(400);
+    expect(repeated.text).toContain('Choose how to pay.');
+    const shortAccount = await sb.http.post(path).type('form').send({ action: 'pay', method: 'bank', account_number: '1', routing_number: '011000015' });
+    expect(shortAccount.status).toBe(400);
+    expect(shortAccount.text).toContain('account number must be 4-17 digits');
+    expect((await sb.http.post(path).send({ action: ['pay'], method: 'card' })).status).toBe(303);
+    expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('paid');
+  });
+
+  it('answers an invoice payment page without a chosen method with 400 and pays nothing', async () => {
+    const cus = (await api.post('/customers', { name: 'Form Buyer' })).body.id;
+    const inv = (await api.post('/invoices', { customer_id: cus, exclude_from_autopay: true, line_items: [{ amount: 5 }] })).body;
+    const path = hostedPath((await api.get(`/invoices/${inv.id}/payment-link`)).body.url);
+    const res = await sb.http.post(path).type('form').send({});
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('Choose how to pay.');
+    const bad = await sb.http.post(path).type('form').send({ method: 'saved:pm_nope' });
+    expect(bad.status).toBe(422);
+    expect((await api.get('/payments')).body.data).toEqual([]);
+    expect((await api.get(`/invoices/${inv.id}`)).body.status).toBe('UPCOMING');
+  });
+
   it('refuses a tampered link with 403 and changes nothing', async () => {
     const { body } = await api.post('/payments/request', VALID);
     const tampered = hostedPath(body.url).replace(/sig=[^&]+/, 'sig=AAAA');

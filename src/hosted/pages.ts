@@ -46,6 +46,8 @@ function errorPage(res: Response, deps: Deps, error: unknown): void {
 function page(deps: Deps, handler: (account: Account, req: Request, res: Response) => Promise<void> | void) {
   return async (req: Request, res: Response) => {
     try {
+      // A repeated query parameter arrives as an array: such a link is not one the sandbox signed.
+      if (['account', 'exp', 'sig'].some((k) => typeof req.query[k] !== 'string')) throw new ApiError(Errors.linkForbidden);
       await handler(verifyLink(deps, req), req, res);
     } catch (error) {
       errorPage(res, deps, error);
@@ -89,6 +91,12 @@ function paymentNotice(account: Account, paymentId: unknown): string {
 }
 
 /** A method chosen or entered on a page: a saved one, or a new card or bank account saved to the customer. */
+/** The posted form with only single string values (a repeated field is dropped, not trusted). */
+function formOf(req: Request): Record<string, string> {
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+}
+
 function methodFromForm(deps: Deps, account: Account, customerId: string, form: Record<string, string>): string {
   const choice = form.method ?? '';
   if (choice.startsWith('saved:')) return choice.slice('saved:'.length);
@@ -138,7 +146,7 @@ export function hostedRoutes(app: Express, deps: Deps): void {
   app.post('/hosted/invoices/:id/pay', page(deps, (account, req, res) => {
     const invoice = invoices(account).require(String(req.params.id), 'invoice');
     try {
-      const methodId = methodFromForm(deps, account, invoice.customer_id, req.body ?? {});
+      const methodId = methodFromForm(deps, account, invoice.customer_id, formOf(req));
       const payment = payInvoice(deps, account, invoice.id, { payment_method_id: methodId, source: 'hosted_page' });
       // Post/redirect/get: reloading the result page does not pay twice.
       const back = new URL(req.originalUrl, 'http://x');
@@ -157,7 +165,7 @@ export function hostedRoutes(app: Express, deps: Deps): void {
 
   app.post('/hosted/payment-requests/:id', page(deps, (account, req, res) => {
     const request = paymentRequests(account).require(String(req.params.id), 'payment request');
-    const form: Record<string, string> = req.body ?? {};
+    const form = formOf(req);
     try {
       if (form.action === 'cancel') {
         movePaymentRequest(account, request, 'cancel');
@@ -165,6 +173,7 @@ export function hostedRoutes(app: Express, deps: Deps): void {
         return;
       }
       let failure: string | null;
+      if (form.method !== 'card' && form.method !== 'bank') throw new ApiError(Errors.validation, { message: 'Choose how to pay.', validation_errors: { method: 'must be card or bank' } });
       if (form.method === 'bank') {
         checkBankFields(form);
         failure = BANK_FAILURES[form.account_number] ?? null;
