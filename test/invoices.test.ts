@@ -44,6 +44,8 @@ describe('creating invoices', () => {
     ['a negative amount', { customer_id: 'CUS', line_items: [{ amount: -5 }] }, 400, 'line_items[0].amount'],
     ['a fraction of a cent', { customer_id: 'CUS', line_items: [{ amount: 1.005 }] }, 400, 'line_items[0].amount'],
     ['a zero quantity', { customer_id: 'CUS', line_items: [{ amount: 5, quantity: 0 }] }, 400, 'line_items[0].quantity'],
+    ['an amount beyond the sandbox limit', { customer_id: 'CUS', line_items: [{ amount: 1e300, quantity: 2 }] }, 400, 'line_items[0].amount'],
+    ['a total beyond the sandbox limit', { customer_id: 'CUS', line_items: [{ amount: 600000000 }, { amount: 600000000 }] }, 400, 'line_items'],
     ['a malformed due_date', { customer_id: 'CUS', due_date: '03/31/2026', line_items: [{ amount: 5 }] }, 400, 'due_date'],
     ['an unknown customer', { customer_id: 'cus_nope', line_items: [{ amount: 5 }] }, 422, 'customer_id'],
   ])('refuses %s and stores nothing', async (_what, body, status, field) => {

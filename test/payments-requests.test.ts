@@ -48,6 +48,7 @@ describe('payment requests', () => {
     ['a negative amount', { ...VALID, amount: -5 }, 422, 'amount'],
     ['a zero amount', { ...VALID, amount: 0 }, 422, 'amount'],
     ['an unsupported currency', { ...VALID, currency: 'EUR' }, 422, 'currency'],
+    ['an amount beyond the sandbox limit', { ...VALID, amount: 1e12 }, 422, 'amount'],
   ])('refuses %s and creates nothing', async (_what, body, code, field) => {
     const res = await api.post('/payments/request', JSON.parse(JSON.stringify(body)));
     expect(res.status).toBe(code);

@@ -137,5 +137,8 @@ describe('default, delete, cvv and fees', () => {
     const bad = await api.post(`/customers/${cus}/payment-methods/${c}/fees`, { amount: '-1' });
     expect(bad.status).toBe(400);
     expect(bad.body.validation_errors).toHaveProperty('amount');
+    const huge = await api.post(`/customers/${cus}/payment-methods/${c}/fees`, { amount: '1'.repeat(30) });
+    expect(huge.status).toBe(400);
+    expect(huge.body.validation_errors).toHaveProperty('amount');
   });
 });

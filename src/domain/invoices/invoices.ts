@@ -5,7 +5,7 @@ import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { customers } from '../customers/customers.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
-import { cents, isCents } from '../payments/money.js';
+import { cents, isCents, MAX_AMOUNT } from '../payments/money.js';
 import { payInvoice } from '../payments/payments.js';
 
 export type InvoiceStatus = 'UPCOMING' | 'OVERDUE' | 'RECEIVED' | 'PAID' | 'ARCHIVED';
@@ -108,6 +108,7 @@ function checkLineItems(items: InvoiceInput['line_items']): InvoiceLineItem[] {
     const quantity = item.quantity ?? 1;
     if (!(item.amount > 0)) errors[`line_items[${i}].amount`] = 'must be greater than 0';
     else if (!isCents(item.amount)) errors[`line_items[${i}].amount`] = 'must have at most two decimals (dollars and cents)';
+    else if (item.amount * quantity > MAX_AMOUNT) errors[`line_items[${i}].amount`] = `amount x quantity must be at most ${MAX_AMOUNT}`;
     return { description: item.description ?? null, quantity, amount: item.amount, total: cents(item.amount * quantity) };
   });
   if (Object.keys(errors).length) throw invalidFields(errors);
@@ -125,6 +126,7 @@ export function createInvoice(deps: Deps, account: Account, input: InvoiceInput,
   if (input.currency !== undefined && input.currency !== 'USD') throw invalidFields({ currency: 'must be USD' });
   const lineItems = checkLineItems(input.line_items ?? []);
   const subTotal = cents(lineItems.reduce((sum, l) => sum + l.total, 0));
+  if (subTotal > MAX_AMOUNT) throw invalidFields({ line_items: `the total must be at most ${MAX_AMOUNT}` });
   const now = account.clock.iso();
   const dueDate = input.due_date ?? account.clock.today();
   const invoice: Invoice = {

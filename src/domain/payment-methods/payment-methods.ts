@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { customers } from '../customers/customers.js';
-import { decimal, FEES, feeFor, type MethodKind } from '../payments/money.js';
+import { decimal, FEES, feeFor, MAX_AMOUNT, type MethodKind } from '../payments/money.js';
 
 export type PaymentMethodType = 'card' | 'ach';
 
@@ -239,6 +239,7 @@ export function defaultKind(method: PaymentMethodRecord): MethodKind {
 }
 
 export function feeQuote(method: PaymentMethodRecord, amount: number) {
+  if (!(amount > 0) || amount > MAX_AMOUNT) throw invalidFields({ amount: `must be more than 0 and at most ${MAX_AMOUNT}` });
   const kind = defaultKind(method);
   const model = FEES[kind];
   return {

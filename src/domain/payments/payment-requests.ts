@@ -5,7 +5,7 @@ import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import { signLink } from '../../hosted/signed-links.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
-import { cents, isCents, type MethodKind } from './money.js';
+import { cents, isCents, MAX_AMOUNT, type MethodKind } from './money.js';
 import { startPayment, type Payment } from './payments.js';
 
 export type PaymentRequestStatus = 'pending' | 'paid' | 'expired' | 'cancelled';
@@ -57,8 +57,8 @@ export function createPaymentRequest(deps: Deps, account: Account, input: Paymen
   if (Object.keys(missing).length) throw invalidFields(missing);
   const amount = input.amount as number;
   const currency = (input.currency as string).toUpperCase();
-  if (!(amount > 0) || !isCents(amount)) {
-    throw new ApiError(Errors.unprocessable, { message: 'The amount must be greater than 0, in dollars and cents.', validation_errors: { amount: 'must be greater than 0 with at most two decimals' } });
+  if (!(amount > 0) || !isCents(amount) || amount > MAX_AMOUNT) {
+    throw new ApiError(Errors.unprocessable, { message: 'The amount must be greater than 0, in dollars and cents.', validation_errors: { amount: `must be greater than 0 and at most ${MAX_AMOUNT}, with at most two decimals` } });
   }
   if (!SUPPORTED_CURRENCIES.includes(currency)) {
     throw new ApiError(Errors.unprocessable, { message: `The currency ${currency} is not supported.`, validation_errors: { currency: `must be one of: ${SUPPORTED_CURRENCIES.join(', ')}` } });
