@@ -7,8 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, Errors } from '../http/errors.js';
-import { loadDocument } from '../http/openapi.js';
-import { validationErrors } from '../http/openapi.js';
+import { loadDocument, validationErrors } from '../http/openapi.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
