@@ -12,6 +12,8 @@ export type { DefaultCredentials, Environment, SandboxConfig } from './config.js
 export type { Deps } from './deps.js';
 export { startWebhookReceiver } from './testing/webhook-receiver.js';
 export type { ReceivedWebhook, ReceiverOptions, Responder, WaitOptions, WebhookReceiver } from './testing/webhook-receiver.js';
+/** The seeded faker factories behind --fixtures: realistic create inputs for every resource. */
+export * as factories from './fixtures/factories.js';
 
 export interface SandboxOptions extends Partial<SandboxConfig> {
   overrides?: DepsOverrides;
