@@ -40,6 +40,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--allow-private-urls', 'let PDF url uploads reach loopback and private hosts (SANDBOX_ALLOW_PRIVATE_URLS=1)', env.allowPrivateUrls)
     .option('--public-url <url>', 'origin used in generated links (SANDBOX_PUBLIC_URL)', env.publicUrl)
     .option('--admin-token <token>', 'require this token on the control plane (SANDBOX_ADMIN_TOKEN)', env.adminToken)
+    .option('--journal-size <n>', 'request journal entries kept per account (SANDBOX_JOURNAL_SIZE)', whole('--journal-size'), env.journalSize)
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SANDBOX_LOG_LEVEL)', env.logLevel)
     .showHelpAfterError();
   program.parse(argv);
@@ -60,6 +61,7 @@ export async function main(argv: string[]): Promise<void> {
       publicUrl: flags.publicUrl,
       adminToken: flags.adminToken,
       logLevel: flags.logLevel,
+      journalSize: flags.journalSize,
       realTimeTicks: true,
     });
   } catch (error) {
