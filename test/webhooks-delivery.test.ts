@@ -214,6 +214,25 @@ describe('delivery', () => {
   });
 });
 
+describe('scenarios', () => {
+  it('a fail_delivery rule loaded through the control plane fails the attempts it counts, then delivery goes on', async () => {
+    w = await webhookSandbox();
+    const loaded = await w.sb.http.post('/_sandbox/scenarios').send({
+      name: 'receiver outage',
+      rules: [{ match: { topic: 'customer_created' }, times: 2, fail_delivery: { status: 503 } }],
+    });
+    expect(loaded.status).toBe(201);
+    await w.subscribe('customer_created');
+    await customer('Acme');
+    await w.settle();
+    await w.sb.advance(90).expect(200);
+    expect(w.receiver.deliveries).toEqual([]);
+    await w.sb.advance(270).expect(200);
+    expect(w.receiver.accepted()).toHaveLength(1);
+    expect((await attemptsLog()).map((a) => a.status_code)).toEqual([200, 503, 503]);
+  });
+});
+
 describe('receivers that misbehave', () => {
   it.each([
     ['a redirect (not followed)', 'redirect', /^receiver answered 302; redirects are not followed$/, 302],
@@ -242,6 +261,33 @@ describe('receivers that misbehave', () => {
     expect(attempt.error).toMatch(error);
     expect(attempt.next_attempt_at).toBe(at(90));
     expect((await history()).data[0]).toMatchObject({ status: 'failed', attempts: 1 });
+  });
+
+  it('an attempt under way never blocks API requests', async () => {
+    w = await webhookSandbox();
+    const held: http.ServerResponse[] = [];
+    let arrived: () => void = () => undefined;
+    const target = await rawServer((_req, res) => {
+      held.push(res);
+      arrived();
+    });
+    const next = () => new Promise<void>((resolve) => { arrived = resolve; });
+    await w.api.post('/webhooks', { endpoint_url: `${target}/slow`, topic: 'customer_created' }).expect(201);
+    const first = next();
+    await customer('First');
+    await first;
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) await customer(`More${i}`);
+    expect((await w.api.get('/customers')).body.data).toHaveLength(4);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(held).toHaveLength(1); // still the first attempt, unanswered: the rest wait their turn
+    for (let i = 0; i < 4; i++) {
+      const coming = next();
+      held.shift()!.writeHead(204).end();
+      if (i < 3) await coming;
+    }
+    await w.settle();
+    expect((await history('?status=sent')).data).toHaveLength(4);
   });
 
   it('does not read a huge answer past the cap, and a 2xx with an endless body is delivered', async () => {

@@ -32,6 +32,12 @@ async function instance(): Promise<WebhookSandbox> {
   return w;
 }
 
+/** The process "dies": what it wrote so far is on disk, and it never writes the file again. */
+async function die(w: WebhookSandbox): Promise<void> {
+  await w.sb.deps.store.flush();
+  w.sb.deps.store.changed = () => undefined;
+}
+
 async function log(w: WebhookSandbox) {
   return ((await w.sb.http.get('/_sandbox/webhooks/deliveries')).body.data as Array<Record<string, unknown>>).reverse();
 }
@@ -45,7 +51,7 @@ describe('durability with --data', () => {
     const second = (await a.api.post('/customers', { name: 'Second' })).body.id;
     await a.settle();
     expect(a.receiver.deliveries).toHaveLength(1);
-    await a.sb.deps.store.flush();
+    await die(a);
 
     const b = await instance();
     const statuses = (await b.api.get('/webhooks/events')).body.data.map((r: { entity_id: string; status: string }) => [r.entity_id, r.status]);
@@ -68,7 +74,7 @@ describe('durability with --data', () => {
     await a.settle();
     await a.sb.advance(20_000).expect(200);
     expect(a.receiver.deliveries).toHaveLength(6);
-    await a.sb.deps.store.flush();
+    await die(a);
 
     const b = await instance();
     a.receiver.respondWith(200);
@@ -98,8 +104,8 @@ describe('durability with --data', () => {
       const a = await instance();
       await a.api.post('/webhooks', { endpoint_url: url, topic: 'customer_created' }).expect(201);
       const id = (await a.api.post('/customers', { name: 'Cut' })).body.id;
-      await first; // a's attempt is under way, and the process "dies" here
-      await a.sb.deps.store.flush();
+      await first; // a's attempt is under way, and the process dies here
+      await die(a);
 
       const b = await instance();
       await b.settle();
