@@ -2,6 +2,8 @@
 // pair over HTTP, status history, filters, include_deleted, bulk operations and pay dates.
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { billMachine } from '../src/domain/bills/bills.js';
+import { transition } from '../src/domain/machine.js';
+import { ApiError } from '../src/http/errors.js';
 import { Payables } from './payables-helpers.js';
 
 let p: Payables;
@@ -216,6 +218,23 @@ const EXPECTED_TABLE = {
 describe('the bill state table', () => {
   it('is the documented table', () => {
     expect(billMachine.table).toEqual(EXPECTED_TABLE);
+  });
+
+  // Every pair, including the payment-driven events (process, settle, fail) that the vendor payment
+  // tests drive over HTTP: allowed pairs move as the table says, the rest are 409 naming the state.
+  const pairs = billMachine.states.flatMap((s) => billMachine.events.map((e) => [s, e] as const));
+  it.each(pairs)('%s + %s', (state, event) => {
+    const next = (EXPECTED_TABLE[state] as Record<string, string>)[event];
+    if (next) {
+      expect(transition(billMachine, state, event)).toBe(next);
+    } else {
+      let error: unknown;
+      try { transition(billMachine, state, event); } catch (e) { error = e; }
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).status).toBe(409);
+      expect((error as ApiError).code).toBe('invalid_state');
+      expect((error as ApiError).message).toContain(`status is ${state}`);
+    }
   });
 
   type Fire = (p: Payables, bill: { id: string; vendor_id: string }) => Promise<{ status: number; refused: boolean; body: any }>;
