@@ -189,6 +189,19 @@ describe('hold and release', () => {
     expect((await payment(bill.id)).bill.status).toBe('paid');
   });
 
+  it('a payment for a bill of an inactive vendor starts on hold and goes out once the vendor is reactivated', async () => {
+    const v = await p.vendor();
+    const bill = await p.bill(v.id, { status: 'needs_approval' });
+    await p.api.post(`/vendors/${v.id}/deactivate`).expect(200);
+    await p.pay(bill.id, 'instant');
+    expect((await payment(bill.id)).last).toMatchObject({ status: 'hold', hold_reason: 'vendor_inactive' });
+    await p.advance(DAY);
+    expect((await payment(bill.id)).bill.status).toBe('needs_approval');
+    await p.api.post(`/vendors/${v.id}/reactivate`).expect(200, { vendor_id: v.id, affected_bill_count: 1 });
+    await p.advance(660);
+    expect((await payment(bill.id)).bill.status).toBe('paid');
+  });
+
   it('a vendor data request submitted with a bank account releases held payments', async () => {
     const v = await p.vendor(null);
     const bill = await p.bill(v.id, { status: 'needs_approval' });
