@@ -2,7 +2,7 @@
 // loadScenario, clearScenarios, close), exercised over real HTTP as a partner's test runner would.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
-import { FEATURES, SandboxRequestError, startSandbox, type RunningSandbox } from '../src/index.js';
+import { SandboxRequestError, startSandbox, type RunningSandbox } from '../src/index.js';
 
 let sb: RunningSandbox;
 
@@ -22,8 +22,6 @@ async function call(method: string, path: string, token?: string, body?: unknown
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
-
-const scenariosBuilt = FEATURES.some((f) => f.control && 'sandboxLoadScenario' in f.control);
 
 describe('startSandbox', () => {
   it('listens on a free loopback port and answers health, a token and an API call', async () => {
@@ -90,7 +88,7 @@ describe('startSandbox', () => {
     expect(after - before).toBeLessThan(60_000);
   });
 
-  (scenariosBuilt ? it : it.skip)('loadScenario() applies rules to that account until clearScenarios()', async () => {
+  it('loadScenario() applies rules to that account until clearScenarios()', async () => {
     await sb.reset();
     const token = await sb.token();
     const loaded = await sb.loadScenario({
@@ -109,15 +107,25 @@ describe('startSandbox', () => {
     const bad = await sb.loadScenario({ name: 'bad', rules: [{ match: {}, respond: { status: 99 } }] }).catch((e: unknown) => e);
     expect(bad).toMatchObject({ status: 400, body: { validation_errors: expect.any(Object) } });
   });
-
-  (scenariosBuilt ? it.skip : it)('loadScenario() reports the control plane answer while scenarios are not built', async () => {
-    const error = await sb.loadScenario({ name: 'x', rules: [] }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SandboxRequestError);
-    expect(error).toMatchObject({ status: 501, body: { code: 'not_implemented' } });
-  });
 });
 
 describe('startSandbox options', () => {
+  it('loads fixtures and --scenario documents given as options', async () => {
+    const loaded = await startSandbox({ port: 0, seed: '3', rateLimit: 0, logLevel: 'silent', fixtures: 'demo', scenarios: ['slow-api'] });
+    try {
+      const token = await loaded.token();
+      const res = await fetch(`${loaded.url}/_sandbox/scenarios`, { headers: { Authorization: `Bearer ${token}` } });
+      const list = (await res.json()) as { data: { name: string; scope: string }[] };
+      expect(list.data).toEqual([expect.objectContaining({ name: 'slow API', scope: 'global' })]);
+      const started = Date.now();
+      const customers = await fetch(`${loaded.url}/customers?limit=100`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+      expect(((await customers.json()) as { data: unknown[] }).data.length).toBe(8);
+    } finally {
+      await loaded.close();
+    }
+  });
+
   it('sends the admin token itself when the control plane requires one', async () => {
     const guarded = await startSandbox({ port: 0, rateLimit: 0, logLevel: 'silent', adminToken: 'adm-secret' });
     try {

@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+# Owns the container image: build in one stage, ship only the packed package and its production
+# dependencies, run as the non-root `node` user on 0.0.0.0:4010. Any Node 20 image with npm, sh and tar
+# works as BASE_IMAGE (scripts/container-smoke.sh builds with one made from the host's own node).
+ARG BASE_IMAGE=node:20-bookworm-slim
+
+# Production dependencies only, from the lock file (cached until package*.json change).
+FROM ${BASE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# Build with the dev dependencies, then pack: the image ships exactly what the npm package ships
+# (package.json "files"), so `docker run` and `npx billing-sandbox` run the same bits.
+FROM ${BASE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build \
+ && npm pack --ignore-scripts --pack-destination /tmp \
+ && mkdir -p /out \
+ && tar -xzf /tmp/billing-sandbox-*.tgz -C /out --strip-components=1
+
+FROM ${BASE_IMAGE}
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4010
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /out/ ./
+# The place for a data file: mount a volume here and pass --data /data/sandbox.json
+# (or SANDBOX_DATA=/data/sandbox.json). Without it the sandbox keeps everything in memory.
+RUN mkdir -p /data && chown node:node /data
+USER node
+EXPOSE 4010
+# No curl in slim images: node itself asks the control plane (with the admin token when one is set).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+  CMD ["node", "-e", "const t=process.env.SANDBOX_ADMIN_TOKEN;fetch('http://127.0.0.1:'+(process.env.PORT||4010)+'/_sandbox/health',{headers:t?{'x-sandbox-admin-token':t}:{}}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# The CLI handles SIGTERM and SIGINT itself (in-flight requests finish, the data file is flushed),
+# so node can be PID 1. Flags go after the image name: docker run IMAGE --seed 42
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "dist/cli.js"]

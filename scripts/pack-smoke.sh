@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Owns the proof of the npm package: `npm pack` (the prepack build runs) gives a tarball that holds what
+# the package needs and nothing of the sources or tests; `npx billing-sandbox` from that tarball, in an
+# empty temporary directory with production dependencies only, prints its version, starts on a free
+# port, answers a token and an API call, and exits 0 on SIGTERM.
+#
+# Environment:
+#   SMOKE_SOURCE=head   pack the last commit (git archive, then npm ci there) instead of the working tree
+#   PACK_TARBALL=FILE   test this tarball instead of packing one
+set -euo pipefail
+
+ROOT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/billing-sandbox-pack.XXXXXX")"
+SANDBOX_PID=""
+
+log() { printf '[pack-smoke] %s\n' "$*"; }
+fail() { log "FAIL: $*"; [[ -f "$WORK/out.log" ]] && tail -n 30 "$WORK/out.log"; exit 1; }
+cleanup() {
+  local status=$?
+  if [[ -n "$SANDBOX_PID" ]]; then kill -KILL -- "-$SANDBOX_PID" 2>/dev/null || kill -KILL "$SANDBOX_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+  exit "$status"
+}
+trap cleanup EXIT
+
+# --- the tarball ----------------------------------------------------------------------------------
+if [[ -n "${PACK_TARBALL:-}" ]]; then
+  TARBALL="$(readlink -f "$PACK_TARBALL")"
+else
+  SOURCE="$ROOT_DIR"
+  if [[ "${SMOKE_SOURCE:-}" == head ]]; then
+    SOURCE="$WORK/source"
+    mkdir -p "$SOURCE"
+    git -C "$ROOT_DIR" archive HEAD | tar -x -C "$SOURCE"
+    log "packing the last commit $(git -C "$ROOT_DIR" rev-parse --short HEAD)"
+    (cd "$SOURCE" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+  [[ -d "$SOURCE/node_modules" ]] || fail "run npm ci first: the prepack build needs the dev dependencies"
+  log "npm pack (prepack builds dist/)"
+  (cd "$SOURCE" && npm pack --pack-destination "$WORK" --loglevel=error >"$WORK/pack.log" 2>&1) || { cat "$WORK/pack.log"; fail "npm pack failed"; }
+  TARBALL="$(ls "$WORK"/billing-sandbox-*.tgz)"
+fi
+log "tarball: $(basename "$TARBALL") ($(($(stat -c %s "$TARBALL") / 1024)) kB)"
+
+# --- what it holds --------------------------------------------------------------------------------
+tar -tzf "$TARBALL" | sed 's#^package/##' | sort >"$WORK/files.txt"
+for wanted in package.json README.md dist/cli.js dist/index.js dist/index.d.ts dist/http/openapi.js openapi/openapi.yaml openapi/control-plane.yaml; do
+  grep -qx "$wanted" "$WORK/files.txt" || fail "the tarball lacks $wanted"
+done
+if grep -E '^(src/.*\.ts|test/|examples/|scripts/|\.ci/|node_modules/)|\.map$|\.tgz$' "$WORK/files.txt" >"$WORK/unwanted.txt"; then
+  head "$WORK/unwanted.txt"
+  fail "the tarball ships sources, tests or build leftovers (above)"
+fi
+tar -xzf "$TARBALL" -C "$WORK" package/package.json
+node -e '
+  const pkg = require(process.argv[1]);
+  if (pkg.bin?.["billing-sandbox"] !== "dist/cli.js") throw new Error("bin billing-sandbox is not dist/cli.js");
+' "$WORK/package/package.json" || fail "package.json bin"
+log "contents ok ($(wc -l <"$WORK/files.txt") files)"
+
+# --- npx in an empty directory ---------------------------------------------------------------------
+EMPTY="$WORK/empty"
+mkdir -p "$EMPTY"
+cd "$EMPTY"
+# Only the production dependencies are installed by npx, so a runtime need of a dev dependency fails here.
+# A cache of its own: nothing from this machine's earlier installs, and nothing left behind.
+export npm_config_yes=true npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+export npm_config_cache="$WORK/npm-cache"
+version="$(npx --package "$TARBALL" billing-sandbox --version 2>"$WORK/npx-version.log")" || { cat "$WORK/npx-version.log"; fail "npx billing-sandbox --version"; }
+expected="$(node -p 'require(process.argv[1]).version' "$WORK/package/package.json")"
+[[ "$version" == "$expected" ]] || fail "--version printed '$version', want '$expected'"
+log "npx billing-sandbox --version: $version"
+
+# One API round trip: health, a token with the default credentials, a customer made and listed.
+api_check() {
+  node --input-type=module - "$1" "$2" <<'EOF'
+const [base, externalId] = process.argv.slice(2);
+const health = await fetch(`${base}/_sandbox/health`);
+if (health.status !== 200) throw new Error(`health: ${health.status}`);
+const basic = Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64');
+const tokenRes = await fetch(`${base}/oauth/token`, {
+  method: 'POST',
+  headers: { Authorization: `Basic ${basic}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+  body: 'grant_type=client_credentials',
+});
+if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${await tokenRes.text()}`);
+const { access_token: token } = await tokenRes.json();
+const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+const made = await fetch(`${base}/customers`, { method: 'POST', headers, body: JSON.stringify({ name: 'Pack Smoke Ltd', external_id: externalId }) });
+if (made.status !== 201) throw new Error(`create customer: ${made.status} ${await made.text()}`);
+const list = await (await fetch(`${base}/customers?limit=10`, { headers })).json();
+if (!list.data.some((c) => c.external_id === externalId)) throw new Error(`list: ${JSON.stringify(list)}`);
+const doc = await fetch(`${base}/openapi.json`);
+if (doc.status !== 200 || !(await doc.json()).openapi) throw new Error('the OpenAPI document is not served');
+console.log(`[pack-smoke] ${base}: token ok; created and listed customer ${externalId}; /openapi.json served`);
+EOF
+}
+
+wait_for_url() { # wait_for_url PID LOG: the URL of the startup line
+  local found=""
+  for _ in $(seq 1 120); do
+    found="$(sed -n 's/.* listening on \(http:[^ ]*\).*/\1/p' "$2" | head -n 1)"
+    [[ -n "$found" ]] && { printf '%s' "$found"; return 0; }
+    kill -0 "$1" 2>/dev/null || return 1
+    sleep 0.5
+  done
+  return 1
+}
+
+# As a user starts it: npx in its own process group, stopped as a terminal or CI runner stops a job,
+# with SIGTERM to the group (npm itself then exits 143 at once; the sandbox must still stop cleanly).
+setsid npx --package "$TARBALL" billing-sandbox --port 0 --seed 42 --log-level info >"$WORK/out.log" 2>&1 &
+SANDBOX_PID=$!
+url="$(wait_for_url "$SANDBOX_PID" "$WORK/out.log")" || fail "npx billing-sandbox did not print its startup line"
+log "npx billing-sandbox --port 0 listening on $url"
+[[ -z "$(ls -A "$EMPTY")" ]] || fail "running it wrote into the working directory: $(ls -A "$EMPTY")"
+api_check "$url" pack-smoke-npx || fail "the API did not answer as expected"
+kill -TERM -- "-$SANDBOX_PID"
+wait "$SANDBOX_PID" 2>/dev/null || true
+for _ in $(seq 1 40); do [[ -z "$(ps -o pid= -g "$SANDBOX_PID" 2>/dev/null)" ]] && break; sleep 0.25; done
+[[ -z "$(ps -o pid= -g "$SANDBOX_PID" 2>/dev/null)" ]] || fail "processes of the npx run outlived SIGTERM"
+SANDBOX_PID=""
+grep -q 'shutting down' "$WORK/out.log" || fail "the sandbox did not log its shutdown after SIGTERM"
+
+# The installed bin itself (what npx ran), as a direct child: exit code 0 on SIGTERM and a flushed --data file.
+BIN="$(ls "$npm_config_cache"/_npx/*/node_modules/.bin/billing-sandbox | head -n 1)"
+[[ -x "$BIN" ]] || fail "npx did not install the billing-sandbox bin"
+mkdir -p "$WORK/state"
+"$BIN" --port 0 --data "$WORK/state/sandbox.json" >"$WORK/out.log" 2>&1 &
+SANDBOX_PID=$!
+url="$(wait_for_url "$SANDBOX_PID" "$WORK/out.log")" || fail "the installed bin did not print its startup line"
+api_check "$url" pack-smoke-bin || fail "the API did not answer as expected"
+kill -TERM "$SANDBOX_PID"
+code=0
+wait "$SANDBOX_PID" || code=$?
+SANDBOX_PID=""
+[[ "$code" == 0 ]] || fail "exit code $code after SIGTERM (want 0)"
+grep -q pack-smoke-bin "$WORK/state/sandbox.json" 2>/dev/null || fail "the --data file was not flushed on SIGTERM"
+log "PASS: the packed tarball runs with npx from an empty directory; SIGTERM stops it with exit code 0 and a flushed data file"

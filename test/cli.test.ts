@@ -1,0 +1,191 @@
+// The command line as a partner runs it: --help, --version, a bad flag, the startup line on port 0,
+// environment variables, and SIGTERM flushing a --data file. The sources are transpiled (no type
+// check; npm test runs tsc) into node_modules/.cache once, so each case spawns a real node process.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
+
+const ROOT = process.cwd();
+// Inside the repository so the compiled files resolve node_modules; ../../openapi from dist/http.
+const OUT = join(ROOT, 'node_modules', '.cache', `billing-sandbox-cli-test-${process.pid}`);
+const CLI = join(OUT, 'dist', 'cli.js');
+let scratch: string;
+const running: ChildProcess[] = [];
+
+function transpileTree(from: string, to: string) {
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    if (entry.isDirectory()) transpileTree(source, join(to, entry.name));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+      const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+        fileName: source,
+      });
+      mkdirSync(to, { recursive: true });
+      writeFileSync(join(to, entry.name.replace(/\.ts$/, '.js')), outputText);
+    } else if (entry.name.endsWith('.json')) {
+      mkdirSync(to, { recursive: true });
+      cpSync(source, join(to, entry.name));
+    }
+  }
+}
+
+beforeAll(() => {
+  transpileTree(join(ROOT, 'src'), join(OUT, 'dist'));
+  writeFileSync(join(OUT, 'package.json'), JSON.stringify({ type: 'module' }));
+  for (const dir of ['openapi', 'scenarios', 'fixtures', 'src']) {
+    if (existsSync(join(ROOT, dir))) symlinkSync(relative(OUT, join(ROOT, dir)), join(OUT, dir));
+  }
+  scratch = mkdtempSync(join(tmpdir(), 'billing-sandbox-cli-'));
+});
+
+afterAll(() => {
+  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
+  rmSync(OUT, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Environment for a child: nothing of the contract's variables leaks in from the test runner. */
+function childEnv(extra: Record<string, string> = {}) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(PORT|HOST|SANDBOX_\w+|NODE_OPTIONS)$/.test(k)));
+  return { ...env, SANDBOX_LOG_LEVEL: 'silent', ...extra };
+}
+
+function runSync(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [CLI, ...args], { env: childEnv(env), encoding: 'utf8', timeout: 15000 });
+}
+
+interface Started {
+  child: ChildProcess;
+  line: string;
+  url: string;
+  exit: Promise<number | null>;
+}
+
+/** Spawn the CLI and resolve once it prints its startup line. */
+function start(args: string[], env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  running.push(child);
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`no startup line; stdout=${out} stderr=${err}`)), 15000);
+    child.stderr!.on('data', (chunk) => (err += chunk));
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const line = out.split('\n').find((l) => l.includes(' listening on '));
+      if (line) {
+        clearTimeout(timer);
+        resolve({ child, line, url: /listening on (\S+)/.exec(line)![1], exit });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code} before listening; stderr=${err}`));
+    });
+  });
+}
+
+async function token(url: string, id = 'sandbox_client_id', secret = 'sandbox_client_secret') {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { Authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
+  return { status: res.status, token: ((await res.json()) as { access_token?: string }).access_token };
+}
+
+describe('billing-sandbox CLI', () => {
+  it('--help lists every contract flag with its environment variable and exits 0', () => {
+    const res = runSync(['--help']);
+    expect(res.status).toBe(0);
+    for (const [flag, env] of [
+      ['--port', 'PORT'], ['--host', 'HOST'], ['--data', 'SANDBOX_DATA'], ['--seed', 'SANDBOX_SEED'],
+      ['--fixtures', 'SANDBOX_FIXTURES'], ['--scenario', 'SANDBOX_SCENARIOS'], ['--rate-limit', 'SANDBOX_RATE_LIMIT'],
+      ['--allow-http-webhooks', 'SANDBOX_ALLOW_HTTP_WEBHOOKS'], ['--allow-private-urls', 'SANDBOX_ALLOW_PRIVATE_URLS'],
+      ['--public-url', 'SANDBOX_PUBLIC_URL'], ['--admin-token', 'SANDBOX_ADMIN_TOKEN'], ['--log-level', 'SANDBOX_LOG_LEVEL'],
+    ]) {
+      expect(res.stdout).toContain(flag);
+      expect(res.stdout).toContain(env);
+    }
+  });
+
+  it.each([['--version'], ['-v']])('%s prints the package version and exits 0', (flag) => {
+    const res = runSync([flag]);
+    expect(res.status).toBe(0);
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    expect(res.stdout.trim()).toBe(version);
+  });
+
+  it.each([
+    [['--port', 'abc'], /--port must be a whole number/],
+    [['--rate-limit', '-1'], /--rate-limit must be a whole number/],
+    [['--no-such-flag'], /unknown option/],
+  ])('refuses %j with a clear message and a non-zero exit, without listening', (args, message) => {
+    const res = runSync(args as string[]);
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toMatch(message);
+    expect(res.stdout).not.toContain('listening on');
+  });
+
+  it('refuses a bad environment variable with exit code 2 and names it', () => {
+    const res = runSync([], { SANDBOX_RATE_LIMIT: 'lots' });
+    expect(res.status).toBe(2);
+    expect(res.stderr).toContain('SANDBOX_RATE_LIMIT');
+  });
+
+  it('starts on --port 0, prints one startup line with the URL and default credentials, and serves the API', async () => {
+    const run = await start(['--port', '0']);
+    expect(run.line).toMatch(/^billing-sandbox \d+\.\d+\.\d+ listening on http:\/\/127\.0\.0\.1:\d+ /);
+    expect(run.line).toContain('client_id=sandbox_client_id client_secret=sandbox_client_secret');
+    expect(run.line).toContain('client_id=sandbox_demo_client_id client_secret=sandbox_demo_client_secret');
+    expect(Number(new URL(run.url).port)).toBeGreaterThan(0);
+    const health = await fetch(`${run.url}/_sandbox/health`);
+    expect(await health.json()).toEqual({ status: 'ok', version: expect.any(String) });
+    const { token: access } = await token(run.url);
+    const list = await fetch(`${run.url}/customers`, { headers: { Authorization: `Bearer ${access}` } });
+    expect(list.status).toBe(200);
+    run.child.kill('SIGINT');
+    expect(await run.exit).toBe(0);
+  });
+
+  it('takes PORT and the credentials from the environment; a flag wins over its variable', async () => {
+    const run = await start(['--port', '0'], { PORT: '1', SANDBOX_CLIENT_ID: 'env_id', SANDBOX_CLIENT_SECRET: 'env_secret' });
+    expect(run.url).not.toMatch(/:1$/);
+    expect(run.line).toContain('client_id=env_id client_secret=env_secret');
+    expect((await token(run.url, 'env_id', 'env_secret')).status).toBe(200);
+    expect((await token(run.url)).status).toBe(403);
+    run.child.kill('SIGTERM');
+    expect(await run.exit).toBe(0);
+  });
+
+  it('on SIGTERM finishes, flushes the --data file and exits 0; a restart on the same file has the data', async () => {
+    const file = join(scratch, 'state', 'sandbox.json');
+    mkdirSync(dirname(file), { recursive: true });
+    const first = await start(['--port', '0', '--data', file, '--seed', '9']);
+    const { token: access } = await token(first.url);
+    const made = await fetch(`${first.url}/customers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${access}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Flushed Ltd', external_id: 'flush-1' }),
+    });
+    expect(made.status).toBe(201);
+    const { id } = (await made.json()) as { id: string };
+    // Straight away: the coalesced write has not happened yet, so only the shutdown flush can save it.
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+    expect(readFileSync(file, 'utf8')).toContain('flush-1');
+
+    const second = await start(['--port', '0', '--data', file]);
+    const again = await token(second.url);
+    const got = await fetch(`${second.url}/customers/${id}`, { headers: { Authorization: `Bearer ${again.token}` } });
+    expect(got.status).toBe(200);
+    expect(((await got.json()) as { name: string }).name).toBe('Flushed Ltd');
+    second.child.kill('SIGTERM');
+    expect(await second.exit).toBe(0);
+  });
+});
