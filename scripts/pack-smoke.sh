@@ -44,7 +44,8 @@ log "tarball: $(basename "$TARBALL") ($(($(stat -c %s "$TARBALL") / 1024)) kB)"
 
 # --- what it holds --------------------------------------------------------------------------------
 tar -tzf "$TARBALL" | sed 's#^package/##' | sort >"$WORK/files.txt"
-for wanted in package.json README.md dist/cli.js dist/index.js dist/index.d.ts dist/http/openapi.js openapi/openapi.yaml openapi/control-plane.yaml; do
+for wanted in package.json README.md dist/cli.js dist/index.js dist/index.d.ts dist/http/openapi.js openapi/openapi.yaml openapi/control-plane.yaml \
+    src/scenarios/scenario.schema.json src/fixtures/fixture.schema.json fixtures/demo.json scenarios/slow-api.json; do
   grep -qx "$wanted" "$WORK/files.txt" || fail "the tarball lacks $wanted"
 done
 if grep -E '^(src/.*\.ts|test/|examples/|scripts/|\.ci/|node_modules/)|\.map$|\.tgz$' "$WORK/files.txt" >"$WORK/unwanted.txt"; then
@@ -73,7 +74,7 @@ log "npx billing-sandbox --version: $version"
 
 # One API round trip: health, a token with the default credentials, a customer made and listed.
 api_check() {
-  node --input-type=module - "$1" "$2" <<'EOF'
+  node --input-type=module - "$1" "$2" "${3:-1}" <<'EOF'
 const [base, externalId] = process.argv.slice(2);
 const health = await fetch(`${base}/_sandbox/health`);
 if (health.status !== 200) throw new Error(`health: ${health.status}`);
@@ -90,6 +91,14 @@ const made = await fetch(`${base}/customers`, { method: 'POST', headers, body: J
 if (made.status !== 201) throw new Error(`create customer: ${made.status} ${await made.text()}`);
 const list = await (await fetch(`${base}/customers?limit=10`, { headers })).json();
 if (!list.data.some((c) => c.external_id === externalId)) throw new Error(`list: ${JSON.stringify(list)}`);
+// A scenario document goes through the shipped JSON Schema.
+const yaml = 'name: smoke\nrules:\n  - match: { operation: listInvoices }\n    nth: 2\n    respond: { status: 429 }\n';
+const loaded = await fetch(`${base}/_sandbox/scenarios`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/yaml' }, body: yaml });
+if (loaded.status !== 201) throw new Error(`load scenario: ${loaded.status} ${await loaded.text()}`);
+const bad = await fetch(`${base}/_sandbox/scenarios`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"name":"bad","rules":[{"match":{},"respond":{"status":99}}]}' });
+if (bad.status !== 400) throw new Error(`a bad scenario answered ${bad.status}`);
+const minimum = Number(process.argv[4] ?? 1);
+if (list.data.length < minimum) throw new Error(`expected at least ${minimum} customers, got ${list.data.length}`);
 const doc = await fetch(`${base}/openapi.json`);
 if (doc.status !== 200 || !(await doc.json()).openapi) throw new Error('the OpenAPI document is not served');
 console.log(`[pack-smoke] ${base}: token ok; created and listed customer ${externalId}; /openapi.json served`);
@@ -126,10 +135,10 @@ grep -q 'shutting down' "$WORK/out.log" || fail "the sandbox did not log its shu
 BIN="$(ls "$npm_config_cache"/_npx/*/node_modules/.bin/billing-sandbox | head -n 1)"
 [[ -x "$BIN" ]] || fail "npx did not install the billing-sandbox bin"
 mkdir -p "$WORK/state"
-"$BIN" --port 0 --data "$WORK/state/sandbox.json" >"$WORK/out.log" 2>&1 &
+"$BIN" --port 0 --fixtures demo --data "$WORK/state/sandbox.json" >"$WORK/out.log" 2>&1 &
 SANDBOX_PID=$!
 url="$(wait_for_url "$SANDBOX_PID" "$WORK/out.log")" || fail "the installed bin did not print its startup line"
-api_check "$url" pack-smoke-bin || fail "the API did not answer as expected"
+api_check "$url" pack-smoke-bin 9 || fail "the API did not answer as expected"
 kill -TERM "$SANDBOX_PID"
 code=0
 wait "$SANDBOX_PID" || code=$?
