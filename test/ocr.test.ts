@@ -142,11 +142,26 @@ describe('upload refusals', () => {
     expect((await p.api.get('/vendors')).body.data).toEqual([]);
   });
 
+  it('accepts base64 wrapped in lines (MIME style) and refuses misplaced padding', async () => {
+    const wrapped = (await labelledInvoice()).toString('base64').replace(/.{76}/g, '$&\r\n');
+    const ok = await p.api.post('/bills/upload', { content: wrapped, content_type: 'application/pdf', filename: 'w.pdf' });
+    expect(ok.status).toBe(201);
+    expect(ok.body.extracted_data.invoice_number).toBe('PS-8841');
+    const bad = await p.api.post('/bills/upload', { content: 'JVBE=i0x', content_type: 'application/pdf', filename: 'x.pdf' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.validation_errors).toHaveProperty('content');
+  });
+
   it('refuses a document over 10 MB with 413', async () => {
     const big = Buffer.alloc(10 * 1024 * 1024 + 1, 0x20);
     big.write('%PDF-1.4\n');
+    const logged: unknown[] = [];
+    const log = p.sb.deps.log as unknown as { error: (...args: unknown[]) => void };
+    const original = log.error;
+    log.error = (...args: unknown[]) => { logged.push(args.map((a) => (a as { err?: Error })?.err?.stack ?? a)); };
     const res = await upload(big, 'application/pdf');
-    expect([res.status, res.body]).toEqual([413, expect.objectContaining({ code: 'payload_too_large' })]);
+    log.error = original;
+    expect([res.status, res.body, logged]).toEqual([413, expect.objectContaining({ code: 'payload_too_large' }), []]);
     expect((await p.api.get('/bills')).body.data).toEqual([]);
   });
 });
