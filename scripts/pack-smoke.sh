@@ -145,4 +145,27 @@ wait "$SANDBOX_PID" || code=$?
 SANDBOX_PID=""
 [[ "$code" == 0 ]] || fail "exit code $code after SIGTERM (want 0)"
 grep -q pack-smoke-bin "$WORK/state/sandbox.json" 2>/dev/null || fail "the --data file was not flushed on SIGTERM"
+
+# The programmatic API's types, as a strict TypeScript project sees them (library checks included).
+CONSUMER="$WORK/consumer"
+mkdir -p "$CONSUMER"
+cd "$CONSUMER"
+echo '{ "name": "consumer", "private": true, "type": "module" }' >package.json
+npm install --no-save --loglevel=error "$TARBALL" typescript@~5.9 @types/node@20 >"$WORK/consumer-install.log" 2>&1 \
+  || { cat "$WORK/consumer-install.log"; fail "installing the tarball as a dependency"; }
+cat >consumer.ts <<'EOF'
+import { startSandbox, SandboxRequestError, type RunningSandbox, type ScenarioDocument } from 'billing-sandbox';
+const scenario: ScenarioDocument = { name: 'typed', rules: [{ match: { operation: 'listCustomers' }, nth: 2, respond: { status: 429 } }] };
+const sandbox: RunningSandbox = await startSandbox({ port: 0, seed: '1', rateLimit: 0 });
+const token: string = await sandbox.token('demo');
+const now: string = await sandbox.advanceClock(60, { token });
+const { id }: { id: string } = await sandbox.loadScenario(scenario);
+await sandbox.reset().catch((e: unknown) => (e instanceof SandboxRequestError ? e.status : 0));
+console.log(sandbox.url, now, id);
+await sandbox.close();
+EOF
+echo '{ "compilerOptions": { "target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "strict": true, "skipLibCheck": false, "noEmit": true, "types": ["node"] }, "files": ["consumer.ts"] }' >tsconfig.json
+./node_modules/.bin/tsc -p tsconfig.json || fail "the package's types do not compile in a strict project"
+log "types: a strict TypeScript project (skipLibCheck off) compiles against the package"
+
 log "PASS: the packed tarball runs with npx from an empty directory; SIGTERM stops it with exit code 0 and a flushed data file"
