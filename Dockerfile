@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # Owns the container image: build in one stage, ship only the packed package and its production
 # dependencies, run as the non-root `node` user on 0.0.0.0:4010. Any Node 20 image with npm, sh and tar
 # works as BASE_IMAGE (scripts/container-smoke.sh builds with one made from the host's own node).
