@@ -209,6 +209,17 @@ describe('persistence with --data', () => {
   });
 });
 
+describe('the data file location', () => {
+  it('creates missing directories, and refuses to start where it cannot write', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sandbox-nested-'));
+    const nested = await setup({ dataFile: join(dir, 'a', 'b', 'data.json') });
+    expect(JSON.parse(await readFile(join(dir, 'a', 'b', 'data.json'), 'utf8')).version).toBe(1);
+    await nested.deps.store.close();
+    await expect(setup({ dataFile: join(dir, 'a', 'b', 'data.json', 'under-a-file.json') })).rejects.toThrow(/cannot/);
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
 describe('the HTTP surface', () => {
   it('serves the OpenAPI document as YAML and JSON', async () => {
     const json = await sb.http.get('/openapi.json');

@@ -2,6 +2,8 @@
 // atomic writes of the JSON file. The only module that touches lowdb.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Low, Memory } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import type { Environment } from '../config.js';
@@ -148,11 +150,26 @@ export class Store {
     const initial = freshData(options.seed);
     const adapter = options.file ? new JSONFile<StoreData>(options.file) : new Memory<StoreData>();
     const db = new Low<StoreData>(adapter, initial);
-    await db.read();
+    try {
+      if (options.file) await mkdir(dirname(options.file), { recursive: true });
+      await db.read();
+    } catch (error) {
+      throw new Error(`cannot read the data file ${options.file}: ${(error as Error).message}`);
+    }
     if (!db.data || db.data.version !== 1) db.data = initial;
     // An explicit seed wins over the one a data file remembers.
     if (options.seed) db.data.meta.seed = options.seed;
-    return new Store(db, options);
+    const store = new Store(db, options);
+    if (options.file) {
+      // Write once at start, so an unwritable location stops the start instead of every later write.
+      store.dirty = true;
+      try {
+        await store.flush();
+      } catch (error) {
+        throw new Error(`cannot write the data file ${options.file}: ${(error as Error).message}`);
+      }
+    }
+    return store;
   }
 
   get data(): StoreData {
