@@ -3,8 +3,21 @@
 import { eventLog, type EventRecord, type Topic } from '../events/events.js';
 import { pageParams, timeWindow } from '../http/pagination.js';
 import { defineCollection, type Account } from '../store/store.js';
+import { defineMachine } from '../domain/machine.js';
 
 export type DeliveryStatus = 'pending' | 'sent' | 'failed';
+
+/** A delivery's status moves only through this table: a failed one may still be sent by a retry. */
+export const deliveryMachine = defineMachine({
+  resource: 'webhook delivery',
+  states: ['pending', 'sent', 'failed'] as const,
+  events: ['delivered', 'attempt_failed', 'dropped'] as const,
+  table: {
+    pending: { delivered: 'sent', attempt_failed: 'failed', dropped: 'failed' },
+    failed: { delivered: 'sent', attempt_failed: 'failed', dropped: 'failed' },
+    sent: {},
+  },
+});
 
 /** One event on its way to one subscription: the unit of the account's ordered queue. */
 export interface DeliveryRecord {

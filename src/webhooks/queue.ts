@@ -6,7 +6,8 @@ import type { EventRecord } from '../events/events.js';
 import { deliveryFault } from '../faults.js';
 import type { Account, JobData } from '../store/store.js';
 import { sendDelivery, DEFAULT_SEND_OPTIONS, type AttemptOutcome, type SendOptions } from './delivery.js';
-import { attempts, deliveries, deliveryBody, eventOf, type DeliveryRecord } from './history.js';
+import { attempts, deliveries, deliveryBody, deliveryMachine, eventOf, type DeliveryRecord } from './history.js';
+import { transition } from '../domain/machine.js';
 import { activeSubscriptions, subscriptions, type Subscription } from './subscriptions.js';
 
 export const WEBHOOKS_SERVICE = 'webhooks';
@@ -150,7 +151,7 @@ export class WebhookQueue {
     for (const id of state.queue) {
       const d = deliveries(account).get(id);
       if (d && d.subscription_id === sub.id) {
-        deliveries(account).update(id, { status: 'failed', last_error: 'subscription deleted before delivery', next_attempt_at: null });
+        deliveries(account).update(id, { status: transition(deliveryMachine, d.status, 'dropped'), last_error: 'subscription deleted before delivery', next_attempt_at: null });
       } else kept.push(id);
     }
     state.queue = kept;
@@ -211,7 +212,7 @@ export class WebhookQueue {
         const event = delivery && eventOf(account, delivery);
         if (!delivery || !sub || !event || !sub.is_active) {
           state.queue.shift();
-          if (delivery) Object.assign(delivery, { status: 'failed', last_error: 'subscription deleted before delivery', next_attempt_at: null });
+          if (delivery) Object.assign(delivery, { status: transition(deliveryMachine, delivery.status, 'dropped'), last_error: 'subscription deleted before delivery', next_attempt_at: null });
           continue;
         }
         const at = account.clock.iso();
@@ -261,7 +262,7 @@ export class WebhookQueue {
     delivery.attempts += 1;
     delivery.last_attempt_at = at;
     if (outcome.ok) {
-      Object.assign(delivery, { status: 'sent', last_error: null, next_attempt_at: null });
+      Object.assign(delivery, { status: transition(deliveryMachine, delivery.status, 'delivered'), last_error: null, next_attempt_at: null });
       if (!dropped) {
         state.queue.shift();
         state.retry_count = 0;
@@ -276,7 +277,7 @@ export class WebhookQueue {
       } else {
         state.paused = true;
       }
-      Object.assign(delivery, { status: 'failed', last_error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString() });
+      Object.assign(delivery, { status: transition(deliveryMachine, delivery.status, 'attempt_failed'), last_error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString() });
     }
     this.logAttempt(account, delivery, event.idempotency_key, outcome, at, next === null ? null : new Date(next).toISOString());
     account.changed();
