@@ -144,6 +144,34 @@ describe('access tokens on the API', () => {
   });
 });
 
+describe('the scope table', () => {
+  // The spec's table for invoices, bills and checkout, and the sandbox's choice for the other areas.
+  const cases: Array<[string, string, string, string]> = [
+    ['invoices:read', 'get', '/invoices', 'post /invoices'],
+    ['invoices:write', 'post', '/invoices', 'get /invoices'],
+    ['accounts_payable:read', 'get', '/bills', 'post /bills'],
+    ['accounts_payable:write', 'post', '/bills', 'get /bills'],
+    ['checkout:read', 'get', '/card-form/credentials', 'post /checkout-auth/init'],
+    ['checkout:write', 'post', '/checkout-auth/init', 'get /card-form/credentials'],
+    ['payouts:read', 'get', '/payouts', 'get /payments'],
+    ['payments:read', 'get', '/payments', 'post /payments/request'],
+    ['webhooks:read', 'get', '/webhooks', 'post /webhooks'],
+    ['customers:write', 'post', '/customers', 'get /customers'],
+  ];
+
+  it.each(cases)('a key with only %s passes %s %s and gets 403 on %s', async (scope, method, path, refused) => {
+    const key = (await sb.http.post('/_sandbox/partners/ptn_default/keys').send({ environment: 'production', scopes: [scope] })).body;
+    const token = await sb.token('production', key);
+    const allowed = await sb.http[method as 'get'](path).set('Authorization', `Bearer ${token}`).send(method === 'get' ? undefined : {});
+    expect(allowed.status).not.toBe(403);
+    expect(allowed.status).not.toBe(401);
+    const [refusedMethod, refusedPath] = refused.split(' ');
+    const denied = await sb.http[refusedMethod as 'get'](refusedPath).set('Authorization', `Bearer ${token}`).send(refusedMethod === 'get' ? undefined : {});
+    expect(denied.status).toBe(403);
+    expect(denied.body.code).toBe('forbidden');
+  });
+});
+
 describe('keys on the control plane', () => {
   it('renames a key without showing its secret', async () => {
     const res = await sb.http.patch('/_sandbox/keys/sandbox_client_id').send({ name: 'CI key' });
