@@ -11,6 +11,7 @@
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+SCRIPTS_DIR="$ROOT_DIR/scripts"
 IMAGE=localhost/billing-sandbox:smoke
 BASE=localhost/billing-sandbox-base:smoke
 NAME="billing-sandbox-smoke-$$"
@@ -195,28 +196,8 @@ uid="$("${PODMAN[@]}" exec "$NAME" node -p 'process.getuid()')"
 [[ "$uid" == 1000 ]] || fail "the sandbox runs as uid $uid, not the node user"
 
 # A token with the default credentials, then an API call and a read back.
-node --input-type=module - "$BASE_URL" <<'EOF' || fail "the API did not answer as expected"
-const base = process.argv[2];
-const basic = Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64');
-const tokenRes = await fetch(`${base}/oauth/token`, {
-  method: 'POST',
-  headers: { Authorization: `Basic ${basic}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-  body: 'grant_type=client_credentials',
-});
-if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${await tokenRes.text()}`);
-const { access_token: token } = await tokenRes.json();
-const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-const made = await fetch(`${base}/customers`, { method: 'POST', headers, body: JSON.stringify({ name: 'Container Smoke Ltd', external_id: 'container-smoke-1' }) });
-if (made.status !== 201) throw new Error(`create customer: ${made.status} ${await made.text()}`);
-const customer = await made.json();
-const got = await fetch(`${base}/customers/${customer.id}`, { headers });
-const back = await got.json();
-if (got.status !== 200 || back.name !== 'Container Smoke Ltd') throw new Error(`read back: ${got.status} ${JSON.stringify(back)}`);
-// The demo fixtures shipped in the image were loaded at start (--fixtures demo): 8 customers, plus ours.
-const list = await (await fetch(`${base}/customers?limit=100`, { headers })).json();
-if (list.data.length !== 9) throw new Error(`expected 9 customers, got ${list.data.length}`);
-console.log(`[container-smoke] token ok; created and read back customer ${customer.id}`);
-EOF
+# The demo fixtures shipped in the image were loaded at start (--fixtures demo): 8 customers, plus ours.
+node "$SCRIPTS_DIR/smoke-api.mjs" "$BASE_URL" container-smoke-1 9 container-smoke || fail "the API did not answer as expected"
 
 # --- SIGTERM: a clean exit, and the data file flushed to the volume --------------------------------
 log "stopping with SIGTERM"

@@ -10,6 +10,7 @@
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+SCRIPTS_DIR="$ROOT_DIR/scripts"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/billing-sandbox-pack.XXXXXX")"
 SANDBOX_PID=""
 
@@ -73,36 +74,8 @@ expected="$(node -p 'require(process.argv[1]).version' "$WORK/package/package.js
 log "npx billing-sandbox --version: $version"
 
 # One API round trip: health, a token with the default credentials, a customer made and listed.
-api_check() {
-  node --input-type=module - "$1" "$2" "${3:-1}" <<'EOF'
-const [base, externalId] = process.argv.slice(2);
-const health = await fetch(`${base}/_sandbox/health`);
-if (health.status !== 200) throw new Error(`health: ${health.status}`);
-const basic = Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64');
-const tokenRes = await fetch(`${base}/oauth/token`, {
-  method: 'POST',
-  headers: { Authorization: `Basic ${basic}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-  body: 'grant_type=client_credentials',
-});
-if (tokenRes.status !== 200) throw new Error(`token: ${tokenRes.status} ${await tokenRes.text()}`);
-const { access_token: token } = await tokenRes.json();
-const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-const made = await fetch(`${base}/customers`, { method: 'POST', headers, body: JSON.stringify({ name: 'Pack Smoke Ltd', external_id: externalId }) });
-if (made.status !== 201) throw new Error(`create customer: ${made.status} ${await made.text()}`);
-const list = await (await fetch(`${base}/customers?limit=10`, { headers })).json();
-if (!list.data.some((c) => c.external_id === externalId)) throw new Error(`list: ${JSON.stringify(list)}`);
-// A scenario document goes through the shipped JSON Schema.
-const yaml = 'name: smoke\nrules:\n  - match: { operation: listInvoices }\n    nth: 2\n    respond: { status: 429 }\n';
-const loaded = await fetch(`${base}/_sandbox/scenarios`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/yaml' }, body: yaml });
-if (loaded.status !== 201) throw new Error(`load scenario: ${loaded.status} ${await loaded.text()}`);
-const bad = await fetch(`${base}/_sandbox/scenarios`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"name":"bad","rules":[{"match":{},"respond":{"status":99}}]}' });
-if (bad.status !== 400) throw new Error(`a bad scenario answered ${bad.status}`);
-const minimum = Number(process.argv[4] ?? 1);
-if (list.data.length < minimum) throw new Error(`expected at least ${minimum} customers, got ${list.data.length}`);
-const doc = await fetch(`${base}/openapi.json`);
-if (doc.status !== 200 || !(await doc.json()).openapi) throw new Error('the OpenAPI document is not served');
-console.log(`[pack-smoke] ${base}: token ok; created and listed customer ${externalId}; /openapi.json served`);
-EOF
+api_check() { # api_check BASE_URL EXTERNAL_ID [MIN_CUSTOMERS]
+  node "$SCRIPTS_DIR/smoke-api.mjs" "$1" "$2" "${3:-1}" pack-smoke
 }
 
 wait_for_url() { # wait_for_url PID LOG: the URL of the startup line
