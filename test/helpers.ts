@@ -1,5 +1,6 @@
 // Shared test set-up: a fresh sandbox per test file on a controllable "real" time, with every
 // response checked against the OpenAPI document, and shortcuts for tokens and requests.
+import { beforeEach, expect } from '@jest/globals';
 import request from 'supertest';
 import { createApp, createDeps } from '../src/app.js';
 import type { SandboxConfig } from '../src/config.js';
@@ -62,4 +63,34 @@ export async function setup(config: Partial<SandboxConfig> = {}): Promise<TestSa
     },
   };
   return sandbox;
+}
+
+export interface Session {
+  sb: TestSandbox;
+  token: string;
+  api: Api;
+}
+
+/**
+ * A fresh sandbox before each test with a default production token and its API; `advance` moves
+ * the account clock and takes a new token (tokens expire on the clock too). `bind` receives the
+ * session after each change, so a test file can keep plain `sb`, `token` and `api` variables.
+ */
+export function useSession(bind: (session: Session) => void, config: Partial<SandboxConfig> = {}) {
+  const session = {} as Session;
+  const renew = async () => {
+    session.token = await session.sb.token();
+    session.api = session.sb.as(session.token);
+    bind(session);
+  };
+  beforeEach(async () => {
+    session.sb = await setup(config);
+    await renew();
+  });
+  return {
+    async advance(seconds: number): Promise<void> {
+      expect((await session.sb.advance(seconds)).status).toBe(200);
+      await renew();
+    },
+  };
 }

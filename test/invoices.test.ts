@@ -1,24 +1,13 @@
 // Invoices end to end: create, list filters, status on the clock, archive and restore, links, events.
-import { beforeEach, describe, expect, it } from '@jest/globals';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { describe, expect, it } from '@jest/globals';
+import { useSession, type Api, type TestSandbox } from './helpers.js';
 import { control, customer, events, invoice, syncedInvoice } from './receivables-helpers.js';
 
 let sb: TestSandbox;
 let api: Api;
 let token: string;
-
-beforeEach(async () => {
-  sb = await setup();
-  token = await sb.token();
-  api = sb.as(token);
-});
-
-async function advance(seconds: number) {
-  const res = await sb.advance(seconds);
-  expect(res.status).toBe(200);
-  token = await sb.token();
-  api = sb.as(token);
-}
+/** Advance the default account's clock, then take a fresh token (tokens expire on the clock too). */
+const { advance } = useSession((session) => ({ sb, api, token } = session));
 
 describe('creating invoices', () => {
   it('computes totals from line items, numbers the invoice, defaults due_date to today and records invoice_created', async () => {

@@ -1,24 +1,14 @@
 // Payment requests: create and get, their input rules, expiry on the clock and by simulation, and
 // paying or cancelling one on its hosted checkout page (plain form posts here; a browser test exists too).
-import { beforeEach, describe, expect, it } from '@jest/globals';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { describe, expect, it } from '@jest/globals';
+import { useSession, type Api, type TestSandbox } from './helpers.js';
 import { control, events } from './receivables-helpers.js';
 
 let sb: TestSandbox;
 let api: Api;
 let token: string;
-
-beforeEach(async () => {
-  sb = await setup();
-  token = await sb.token();
-  api = sb.as(token);
-});
-
-async function advance(seconds: number) {
-  expect((await sb.advance(seconds)).status).toBe(200);
-  token = await sb.token();
-  api = sb.as(token);
-}
+/** Advance the default account's clock, then take a fresh token (tokens expire on the clock too). */
+const { advance } = useSession((session) => ({ sb, api, token } = session));
 
 const VALID = { amount: 49.99, currency: 'USD', redirect_url: 'https://shop.example/thanks', reference_id: 'order-5521' };
 

@@ -1,25 +1,14 @@
 // Money movement on the clock: invoice payments from the control plane and autopay, their timings,
 // declines and bank returns, the invoice following, refunds, chargebacks and the payment list.
-import { beforeEach, describe, expect, it } from '@jest/globals';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { describe, expect, it } from '@jest/globals';
+import { useSession, type Api, type TestSandbox } from './helpers.js';
 import { bank, card, control, customer, events, invoice } from './receivables-helpers.js';
 
 let sb: TestSandbox;
 let api: Api;
 let token: string;
-
-beforeEach(async () => {
-  sb = await setup();
-  token = await sb.token();
-  api = sb.as(token);
-});
-
 /** Advance the default account's clock, then take a fresh token (tokens expire on the clock too). */
-async function advance(seconds: number) {
-  expect((await sb.advance(seconds)).status).toBe(200);
-  token = await sb.token();
-  api = sb.as(token);
-}
+const { advance } = useSession((session) => ({ sb, api, token } = session));
 
 async function pay(invoiceId: string, body: object = {}) {
   return control(sb, token).post(`/invoices/${invoiceId}/pay`, body);

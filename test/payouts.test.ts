@@ -1,24 +1,14 @@
 // Payouts on the clock: settled payments gather into a daily payout per customer, which processes at
 // the 00:00 UTC cut-off and is paid (or fails, for the test value) on its arrival date.
-import { beforeEach, describe, expect, it } from '@jest/globals';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { describe, expect, it } from '@jest/globals';
+import { useSession, type Api, type TestSandbox } from './helpers.js';
 import { bank, card, control, customer, events, invoice } from './receivables-helpers.js';
 
 let sb: TestSandbox;
 let api: Api;
 let token: string;
-
-beforeEach(async () => {
-  sb = await setup();
-  token = await sb.token();
-  api = sb.as(token);
-});
-
-async function advance(seconds: number) {
-  expect((await sb.advance(seconds)).status).toBe(200);
-  token = await sb.token();
-  api = sb.as(token);
-}
+/** Advance the default account's clock, then take a fresh token (tokens expire on the clock too). */
+const { advance } = useSession((session) => ({ sb, api, token } = session));
 
 async function paidInvoice(cus: string, amount: number) {
   const inv = await invoice(api, cus, { exclude_from_autopay: true, line_items: [{ amount }] });

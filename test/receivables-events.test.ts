@@ -1,6 +1,6 @@
 // The receivables' recorded events match the document's webhook payloads (WebhookDelivery_<topic>),
 // every transition table answers each (state, event) pair, and each README test value does what it says.
-import { beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { loadDocument } from '../src/http/openapi.js';
@@ -10,7 +10,7 @@ import { invoiceMachine } from '../src/domain/invoices/invoices.js';
 import { paymentMachine } from '../src/domain/payments/payments.js';
 import { paymentRequestMachine } from '../src/domain/payments/payment-requests.js';
 import { payoutMachine } from '../src/domain/payouts/payouts.js';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { useSession, type Api, type TestSandbox } from './helpers.js';
 import { bank, card, control, customer, events, invoice } from './receivables-helpers.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -18,18 +18,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 let sb: TestSandbox;
 let api: Api;
 let token: string;
-
-beforeEach(async () => {
-  sb = await setup();
-  token = await sb.token();
-  api = sb.as(token);
-});
-
-async function advance(seconds: number) {
-  expect((await sb.advance(seconds)).status).toBe(200);
-  token = await sb.token();
-  api = sb.as(token);
-}
+/** Advance the default account's clock, then take a fresh token (tokens expire on the clock too). */
+const { advance } = useSession((session) => ({ sb, api, token } = session));
 
 const RECEIVABLES_TOPICS = [
   'invoice_created', 'invoice_updated', 'invoice_paid', 'invoice_archived',
