@@ -35,6 +35,8 @@ for (const size of SIZES) {
     'GET /customers?limit=20': { url: `${sandbox.url}/customers?limit=20`, headers },
     'POST /customers': { url: `${sandbox.url}/customers`, method: 'POST', headers, body: JSON.stringify({ name: 'Bench', email: 'bench@bench.test' }) },
   };
+  // One second of warm-up so the first measured case does not pay for JIT compilation.
+  await run(cases['GET /customers/{id}'].url, { ...cases['GET /customers/{id}'], duration: 1 });
   for (const [name, options] of Object.entries(cases)) {
     const result = await run(options.url, options);
     rows.push({ stored: size, request: name, 'req/s': Math.round(result.requests.average), 'p99 ms': result.latency.p99, errors: result.errors + result.non2xx });

@@ -1,5 +1,6 @@
 // Owns access tokens: HS256 JWTs signed with jose, valid one hour on the account clock, naming
 // partner, environment, client and scopes. Verification refuses every other algorithm (alg none too).
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Environment } from '../config.js';
 import { ApiError, Errors } from '../http/errors.js';
@@ -17,10 +18,11 @@ export interface AccessClaims {
 }
 
 export class TokenSigner {
-  private readonly key: Uint8Array;
+  // A KeyObject made once: jose would otherwise import raw key bytes again on every sign and verify.
+  private readonly key: KeyObject;
 
   constructor(secret: string) {
-    this.key = new TextEncoder().encode(secret);
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
   async signAccess(claims: AccessClaims, nowMs: number): Promise<string> {
