@@ -230,10 +230,23 @@ describe('the HTTP surface', () => {
     expect(yaml.text).toContain('openapi: 3.1.1');
   });
 
-  it('answers unknown routes with a 404 HttpError', async () => {
-    const res = await api.get('/no-such-thing');
-    expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ code: 'not_found', message: expect.any(String), validation_errors: {} });
+  it('answers unknown routes, and known paths with another method, with a 404 HttpError', async () => {
+    for (const res of [await api.get('/no-such-thing'), await sb.http.put('/customers').set('Authorization', `Bearer ${await sb.token()}`).send({})]) {
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ code: 'not_found', message: expect.any(String), validation_errors: {} });
+    }
+  });
+
+  it('routes a literal segment before a template at the same place', async () => {
+    const router = sb.app.locals.api;
+    expect(router.operationFor('get', '/webhooks/events')?.operationId).toBe('listWebhookEvents');
+    expect(router.operationFor('delete', '/webhooks/sub_1')?.operationId).toBe('deleteWebhook');
+    expect(router.operationFor('post', '/bills/upload')?.operationId).toBe('uploadBill');
+    expect(router.operationFor('post', '/bills/bill_1/submit')?.operationId).toBe('submitBill');
+    expect(router.operationFor('post', '/customers/cus_1/payment-methods/card')?.operationId).toBe('createCardPaymentMethod');
+    expect(router.operationFor('post', '/customers/cus_1/payment-methods/pm_1/cvv')?.operationId).toBe('submitCardCvv');
+    expect(router.operationFor('get', '/customers/cus_1/payment-methods/pm_1')?.operationId).toBe('getPaymentMethod');
+    expect(router.operationFor('put', '/customers')).toBeUndefined();
   });
 
   it('answers a body over the limit with 413 and stores nothing', async () => {
