@@ -51,7 +51,8 @@ export interface AttemptRecord {
   next_attempt_at: string | null;
 }
 
-export const deliveries = defineCollection<DeliveryRecord>('webhook_deliveries', ['topic']);
+// Indexed by topic and status (status changes go through Collection.update, which keeps the index).
+export const deliveries = defineCollection<DeliveryRecord>('webhook_deliveries', ['topic', 'status']);
 export const attempts = defineCollection<AttemptRecord>('webhook_attempts', ['topic', 'event_id']);
 
 /** The delivery body: exactly the fields the spec lists. */
@@ -96,14 +97,13 @@ export interface HistoryQuery {
 
 export function listHistory(account: Account, query: HistoryQuery) {
   const window = timeWindow(query.from_date, query.to_date);
-  const filter = query.status || window
-    ? (d: DeliveryRecord) => (!query.status || d.status === query.status) && (!window || window(d.timestamp))
+  // Walk the status index when a status is asked for (the common "what failed?" question), else topic's.
+  const where = query.status ? { field: 'status', value: query.status } : query.topic ? { field: 'topic', value: query.topic } : undefined;
+  const topic = query.status ? query.topic : undefined;
+  const filter = topic || window
+    ? (d: DeliveryRecord) => (!topic || d.topic === topic) && (!window || window(d.timestamp))
     : undefined;
-  const page = deliveries(account).page({
-    ...pageParams(query),
-    filter,
-    where: query.topic ? { field: 'topic', value: query.topic } : undefined,
-  });
+  const page = deliveries(account).page({ ...pageParams(query), filter, where });
   return { ...page, data: page.data.map((d) => historyView(account, d)) };
 }
 

@@ -212,7 +212,7 @@ export class WebhookQueue {
         const event = delivery && eventOf(account, delivery);
         if (!delivery || !sub || !event || !sub.is_active) {
           state.queue.shift();
-          if (delivery) Object.assign(delivery, { status: transition(deliveryMachine, delivery.status, 'dropped'), last_error: 'subscription deleted before delivery', next_attempt_at: null });
+          if (delivery) deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'dropped'), last_error: 'subscription deleted before delivery', next_attempt_at: null });
           continue;
         }
         const at = account.clock.iso();
@@ -262,7 +262,7 @@ export class WebhookQueue {
     delivery.attempts += 1;
     delivery.last_attempt_at = at;
     if (outcome.ok) {
-      Object.assign(delivery, { status: transition(deliveryMachine, delivery.status, 'delivered'), last_error: null, next_attempt_at: null });
+      deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'delivered'), last_error: null, next_attempt_at: null });
       if (!dropped) {
         state.queue.shift();
         state.retry_count = 0;
@@ -277,7 +277,7 @@ export class WebhookQueue {
       } else {
         state.paused = true;
       }
-      Object.assign(delivery, { status: transition(deliveryMachine, delivery.status, 'attempt_failed'), last_error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString() });
+      deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'attempt_failed'), last_error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString() });
     }
     this.logAttempt(account, delivery, event.idempotency_key, outcome, at, next === null ? null : new Date(next).toISOString());
     account.changed();
