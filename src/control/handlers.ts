@@ -7,7 +7,7 @@ import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
 import { DEFAULT_PARTNER_ID, publicKey } from '../auth/partners.js';
 import { TokenSigner } from '../auth/tokens.js';
-import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { ApiError, Errors } from '../http/errors.js';
 import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
 import type { Account } from '../store/store.js';
 import { syncers } from './accounting-sync.js';
