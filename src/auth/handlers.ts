@@ -2,15 +2,14 @@
 import type { Handler } from '../http/context.js';
 import { ApiError, Errors } from '../http/errors.js';
 import { ACCESS_TOKEN_TTL_SECONDS, scopeClaim } from './tokens.js';
+import { parseBasic } from './partners.js';
 
 function basicCredentials(header: string | undefined): { clientId: string; secret: string } {
-  const match = header ? /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header) : null;
-  const decoded = match ? Buffer.from(match[1], 'base64').toString('utf8') : '';
-  const colon = decoded.indexOf(':');
-  if (colon < 1) {
+  const credentials = parseBasic(header);
+  if (!credentials) {
     throw new ApiError(Errors.invalidClient, { message: 'Send the client credentials as Authorization: Basic BASE64(client_id:client_secret).' });
   }
-  return { clientId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+  return credentials;
 }
 
 export const createToken: Handler = async ({ deps, req, res, body }) => {

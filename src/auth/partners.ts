@@ -4,7 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DefaultCredentials, Environment } from '../config.js';
 import { ENVIRONMENTS } from '../config.js';
 import { ApiError, Errors } from '../http/errors.js';
-import type { KeyRecord, PartnerRecord, Store } from '../store/store.js';
+import type { Account, KeyRecord, PartnerRecord, Store } from '../store/store.js';
 
 export const DEFAULT_PARTNER_ID = 'ptn_default';
 
@@ -61,7 +61,7 @@ export class Partners {
   }
 
   key(clientId: string): KeyRecord {
-    const found = Object.hasOwn(this.store.data.keys, clientId) ? this.store.data.keys[clientId] : undefined;
+    const found = this.find(clientId);
     if (!found) throw new ApiError(Errors.notFound, { message: `No key with client_id ${clientId}.` });
     return found;
   }
@@ -83,16 +83,31 @@ export class Partners {
 
   /** The key these credentials name, if the secret matches and the key is live; else undefined. */
   authenticate(clientId: string, secret: string): KeyRecord | undefined {
-    const key = Object.hasOwn(this.store.data.keys, clientId) ? this.store.data.keys[clientId] : undefined;
+    const key = this.find(clientId);
     if (!key || key.revoked_at) return undefined;
     const expected = Buffer.from(key.secret_sha256, 'hex');
     const given = Buffer.from(digest(secret), 'hex');
     return timingSafeEqual(expected, given) ? key : undefined;
   }
 
+  /** A known key, or undefined (never a 404: callers decide what an unknown key means). */
+  find(clientId: string): KeyRecord | undefined {
+    return Object.hasOwn(this.store.data.keys, clientId) ? this.store.data.keys[clientId] : undefined;
+  }
+
+  /**
+   * The account of the key a Basic header names, in this environment, without checking its secret:
+   * the journal and scenario rules file a token request under its would-be account.
+   */
+  accountNamedByBasic(header: string | undefined, environment: string): Account | undefined {
+    const credentials = parseBasic(header);
+    const key = credentials && this.find(credentials.clientId);
+    return key && key.environment === environment ? this.store.account(key.partner_id, key.environment) : undefined;
+  }
+
   /** The key is known and not revoked (checked on every request a token makes). */
   isLive(clientId: string): boolean {
-    const key = Object.hasOwn(this.store.data.keys, clientId) ? this.store.data.keys[clientId] : undefined;
+    const key = this.find(clientId);
     return Boolean(key && !key.revoked_at);
   }
 
@@ -110,6 +125,14 @@ export class Partners {
 export function publicKey(key: KeyRecord) {
   const { secret_sha256: _secret, ...shown } = key;
   return shown;
+}
+
+/** client_id and secret from `Authorization: Basic BASE64(client_id:client_secret)`, if well formed. */
+export function parseBasic(header: string | undefined): { clientId: string; secret: string } | undefined {
+  const match = header ? /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header) : null;
+  const decoded = match ? Buffer.from(match[1], 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  return colon < 1 ? undefined : { clientId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
 }
 
 function digest(secret: string): string {

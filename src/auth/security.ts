@@ -35,18 +35,23 @@ function claimedAccount(deps: Deps, token: string, state: RequestState) {
   return deps.store.account(partnerId, state.environment);
 }
 
+/** Checks shared by both kinds of token: issued in this environment, by a live key, within its rate. */
+function admitIssuer(deps: Deps, claims: { environment: string; client_id: string; partner_id: string }, state: RequestState, what: string): void {
+  if (claims.environment !== state.environment) {
+    throw new ApiError(Errors.unauthorized, { message: `This ${what} was issued for the ${claims.environment} environment.` });
+  }
+  if (!deps.partners.isLive(claims.client_id)) {
+    throw new ApiError(Errors.unauthorized, { message: `The key that issued this ${what} was revoked.` });
+  }
+  deps.rateLimiter.take(claims.client_id, deps.partners.rateLimitFor(claims.partner_id, deps.config.rateLimit));
+}
+
 export function accessTokenSecurity(deps: Deps): SecurityHandler {
   return async (c: Context, state: RequestState): Promise<Principal> => {
     const token = bearer(state);
     const account = claimedAccount(deps, token, state);
     const claims = await deps.tokens.verifyAccess(token, account.clock.now());
-    if (claims.environment !== state.environment) {
-      throw new ApiError(Errors.unauthorized, { message: `This token was issued for the ${claims.environment} environment.` });
-    }
-    if (!deps.partners.isLive(claims.client_id)) {
-      throw new ApiError(Errors.unauthorized, { message: 'The key that issued this token was revoked.' });
-    }
-    deps.rateLimiter.take(claims.client_id, deps.partners.rateLimitFor(claims.partner_id, deps.config.rateLimit));
+    admitIssuer(deps, claims, state, 'token');
     const required = (c.operation.security ?? []).flatMap((requirement) => requirement.oauth2 ?? []);
     const missing = required.filter((scope) => !scopeAllows(claims.scope, scope));
     if (missing.length) {
@@ -65,13 +70,7 @@ export function checkoutTokenSecurity(deps: Deps): SecurityHandler {
     const token = bearer(state);
     const account = claimedAccount(deps, token, state);
     const claims = await deps.tokens.verifyFor<CheckoutClaims>(token, CHECKOUT_AUDIENCE, account.clock.now());
-    if (claims.environment !== state.environment) {
-      throw new ApiError(Errors.unauthorized, { message: `This checkout token was issued for the ${claims.environment} environment.` });
-    }
-    if (!deps.partners.isLive(claims.client_id)) {
-      throw new ApiError(Errors.unauthorized, { message: 'The key that issued this checkout token was revoked.' });
-    }
-    deps.rateLimiter.take(claims.client_id, deps.partners.rateLimitFor(claims.partner_id, deps.config.rateLimit));
+    admitIssuer(deps, claims, state, 'checkout token');
     return {
       kind: 'checkout',
       partner_id: claims.partner_id,

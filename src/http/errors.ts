@@ -34,6 +34,8 @@ export const Errors = {
   unsupportedInvoice: template(422, 'unsupported_invoice', 'Only invoices synced from an accounting integration accept a PDF.'),
   rateLimited: template(429, 'rate_limit_exceeded', 'Too many requests: the limit is {limit} requests per second per key.'),
   internal: template(500, 'internal_error', 'An unexpected error occurred. Retry with back-off.'),
+  /** Only with validateResponses (tests): an answer the OpenAPI document does not allow. */
+  responseInvalid: template(500, 'response_validation_failed', 'The answer does not match the OpenAPI document.'),
   notImplemented: template(501, 'not_implemented', 'This operation is not implemented by the sandbox yet.'),
   serviceUnavailable: template(503, 'service_unavailable', 'The service is temporarily unavailable.'),
 } as const;

@@ -150,14 +150,11 @@ export function errorReply(error: unknown, deps: Deps, req: Request): Reply {
 function checkedAgainstDocument(backend: OpenAPIBackend, operation: Operation, reply: Reply): Reply {
   const result = backend.validateResponse(reply.body, operation, reply.status);
   if (result.valid) return reply;
-  return {
-    status: 500,
-    body: {
-      code: 'response_validation_failed',
-      message: `The ${reply.status} answer of ${operation.operationId} does not match the OpenAPI document.`,
-      validation_errors: validationErrors(result.errors),
-    },
-  };
+  const error = new ApiError(Errors.responseInvalid, {
+    message: `The ${reply.status} answer of ${operation.operationId} does not match the OpenAPI document.`,
+    validation_errors: validationErrors(result.errors),
+  });
+  return { status: error.status, body: error.body };
 }
 
 export function send(res: Response, reply: Reply): void {

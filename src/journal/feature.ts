@@ -55,10 +55,7 @@ async function accountFromBearer(deps: Deps, req: Request, environment: string):
 
 /** The token endpoint's account is the one of the key in its Basic header; unknown keys are not journaled. */
 function accountFromBasic(deps: Deps, req: Request, environment: string): Account | undefined {
-  const basic = /^Basic\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-  const clientId = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':')[0] : '';
-  const key = Object.hasOwn(deps.store.data.keys, clientId) ? deps.store.data.keys[clientId] : undefined;
-  return key && key.environment === environment ? deps.store.account(key.partner_id, key.environment) : undefined;
+  return deps.partners.accountNamedByBasic(req.headers.authorization, environment);
 }
 
 export function journalMiddleware(deps: Deps) {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, invalidFields } from '../http/errors.js';
 import { loadDocument, validationErrors } from '../http/openapi.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
@@ -88,7 +88,7 @@ function readable(errors: ErrorObject[]): ErrorObject[] {
 }
 
 function fail(fields: Record<string, string>, message = 'The scenario document is invalid.'): never {
-  throw new ApiError(Errors.validation, { message, validation_errors: fields });
+  throw invalidFields(fields, message);
 }
 
 /** Parse (when text) and check a document; a bad one is a 400 naming the offending field. */

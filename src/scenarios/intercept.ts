@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import type { HandlerContext, Reply } from '../http/context.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { invalidFields } from '../http/errors.js';
 import type { Interceptor } from '../http/router.js';
 import type { Account } from '../store/store.js';
 import type { ScenarioEngine } from './engine.js';
@@ -27,10 +27,7 @@ export function preferredCode(header: string | string[] | undefined): number | u
     const raw = rest.join('=').trim().replace(/^"(.*)"$/, '$1');
     const code = /^\d{3}$/.test(raw) ? Number(raw) : NaN;
     if (!(code >= 200 && code <= 599)) {
-      throw new ApiError(Errors.validation, {
-        message: 'Prefer: code=NNN needs a status from 200 to 599.',
-        validation_errors: { Prefer: `code must be a status from 200 to 599, got "${raw}"` },
-      });
+      throw invalidFields({ Prefer: `code must be a status from 200 to 599, got "${raw}"` }, 'Prefer: code=NNN needs a status from 200 to 599.');
     }
     return code;
   }
@@ -43,11 +40,7 @@ export function preferredCode(header: string | string[] | undefined): number | u
  */
 export function requestAccount(ctx: HandlerContext): Account {
   if (ctx.operationId !== 'createToken') return ctx.account;
-  const match = /^Basic\s+(\S+)\s*$/i.exec(String(ctx.req.headers.authorization ?? ''));
-  const clientId = match ? Buffer.from(match[1], 'base64').toString('utf8').split(':')[0] : '';
-  const keys = ctx.deps.store.data.keys;
-  const key = Object.hasOwn(keys, clientId) ? keys[clientId] : undefined;
-  return key && key.environment === ctx.account.environment ? ctx.deps.store.account(key.partner_id, key.environment) : ctx.account;
+  return ctx.deps.partners.accountNamedByBasic(ctx.req.headers.authorization, ctx.account.environment) ?? ctx.account;
 }
 
 /** `Prefer: code=NNN`: that status, with an HttpError or the documented success example; no state change. */
@@ -58,12 +51,12 @@ export const preferInterceptor: Interceptor = (ctx) => {
   if (code >= 400) return errorReplyFor(ctx.deps, requestAccount(ctx), code);
   const documented = successStatuses(ctx.operationId);
   if (!documented.includes(String(code))) {
-    throw new ApiError(Errors.validation, {
-      message: `${ctx.operationId} documents no ${code} answer.`,
-      validation_errors: { Prefer: `code must be an error status (400-599) or a documented success status of ${ctx.operationId}: ${documented.join(', ')}` },
-    });
+    throw invalidFields(
+      { Prefer: `code must be an error status (400-599) or a documented success status of ${ctx.operationId}: ${documented.join(', ')}` },
+      `${ctx.operationId} documents no ${code} answer.`,
+    );
   }
-  if (code >= 300) throw new ApiError(Errors.validation, { validation_errors: { Prefer: 'code must be 2xx, 4xx or 5xx' } });
+  if (code >= 300) throw invalidFields({ Prefer: 'code must be 2xx, 4xx or 5xx' });
   return exampleReply(ctx.operationId, code);
 };
 

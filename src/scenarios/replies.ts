@@ -2,7 +2,7 @@
 // HttpError for an error status, or the operation's documented example for a success status.
 import type { Deps } from '../deps.js';
 import type { Reply } from '../http/context.js';
-import { Errors, templateForStatus } from '../http/errors.js';
+import { Errors, templateForStatus, ApiError } from '../http/errors.js';
 import { loadDocument } from '../http/openapi.js';
 import type { Account } from '../store/store.js';
 
@@ -74,9 +74,6 @@ export function errorReplyFor(deps: Deps, account: Account, status: number, over
     headers['Retry-After'] = '1';
   }
   if (status === 503) headers['Retry-After'] = '1';
-  return {
-    status,
-    headers,
-    body: { code: override.code ?? template.code, message: override.message ?? message, validation_errors: {} },
-  };
+  const error = new ApiError({ ...template, code: override.code ?? template.code }, { message: override.message ?? message, headers });
+  return { status, headers: error.headers, body: error.body };
 }

@@ -253,8 +253,3 @@ export function fireEvent(deps: Deps, account: Account, topic: Topic, entityId: 
   if ('idempotency_key' in built) return built;
   return deps.events.record(account, topic, built.entity_id, built.data);
 }
-
-/** The event as its deliveries carry it. */
-export function eventView(event: EventRecord) {
-  return { entity_id: event.entity_id, idempotency_key: event.idempotency_key, timestamp: event.timestamp, topic: event.topic, data: event.data };
-}

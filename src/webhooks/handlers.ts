@@ -3,8 +3,8 @@
 import type { Feature } from '../feature.js';
 import { created, ok, type Handler } from '../http/context.js';
 import { pageParams } from '../http/pagination.js';
-import { eventView, fireEvent } from './fire.js';
-import { listAttempts, listHistory } from './history.js';
+import { fireEvent } from './fire.js';
+import { deliveryBody, listAttempts, listHistory } from './history.js';
 import { WEBHOOKS_SERVICE, WebhookQueue, webhookQueue } from './queue.js';
 import { createSubscription, deactivateSubscription, subscriptions, subscriptionView, type Subscription } from './subscriptions.js';
 
@@ -35,7 +35,7 @@ export const webhooksFeature: Feature = {
   },
   control: {
     sandboxListDeliveries: ({ account, query }) => ok({ data: listAttempts(account, query) }),
-    sandboxFireEvent: ({ deps, account, body }) => created(eventView(fireEvent(deps, account, body.topic, body.entity_id))),
+    sandboxFireEvent: ({ deps, account, body }) => created(deliveryBody(fireEvent(deps, account, body.topic, body.entity_id))),
   },
   install(deps) {
     const queue = new WebhookQueue(deps);

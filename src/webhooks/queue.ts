@@ -51,6 +51,15 @@ interface SendJobPayload {
   budget: number | null;
 }
 
+/** A delivery whose subscription went away leaves the queue as failed, never to be retried. */
+function dropDelivery(account: Account, delivery: DeliveryRecord): void {
+  deliveries(account).update(delivery.id, {
+    status: transition(deliveryMachine, delivery.status, 'dropped'),
+    last_error: 'subscription deleted before delivery',
+    next_attempt_at: null,
+  });
+}
+
 export class WebhookQueue {
   /** Attempt options; tests may shorten the time-out (`deps.services.get('webhooks').options.timeoutMs`). */
   readonly options: SendOptions = { ...DEFAULT_SEND_OPTIONS };
@@ -151,7 +160,7 @@ export class WebhookQueue {
     for (const id of state.queue) {
       const d = deliveries(account).get(id);
       if (d && d.subscription_id === sub.id) {
-        deliveries(account).update(id, { status: transition(deliveryMachine, d.status, 'dropped'), last_error: 'subscription deleted before delivery', next_attempt_at: null });
+        dropDelivery(account, d);
       } else kept.push(id);
     }
     state.queue = kept;
@@ -212,7 +221,7 @@ export class WebhookQueue {
         const event = delivery && eventOf(account, delivery);
         if (!delivery || !sub || !event || !sub.is_active) {
           state.queue.shift();
-          if (delivery) deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'dropped'), last_error: 'subscription deleted before delivery', next_attempt_at: null });
+          if (delivery) dropDelivery(account, delivery);
           continue;
         }
         const at = account.clock.iso();
