@@ -4,20 +4,20 @@
 import type { Express, Request, Response } from 'express';
 import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../http/errors.js';
 import type { Account } from '../store/store.js';
 import { verifyLink } from './signed-links.js';
 import { customers } from '../domain/customers/customers.js';
-import { amountDue, invoices, type Invoice } from '../domain/invoices/invoices.js';
+import { amountDue, getInvoice, isPayable, type Invoice } from '../domain/invoices/invoices.js';
 import { invoicePdfBytes } from '../domain/invoices/pdf.js';
 import {
-  addBankMethod, addCardMethod, BANK_FAILURES, CARD_FAILURES, cardFromToken, listMethods, type PaymentMethodRecord,
+  addBankMethod, addCardMethod, cardFromToken, listMethods, testValueFailure, type PaymentMethodRecord,
 } from '../domain/payment-methods/payment-methods.js';
+import { money } from '../domain/payments/money.js';
 import { payInvoice, payments } from '../domain/payments/payments.js';
 import { movePaymentRequest, paymentRequests, payPaymentRequest, type PaymentRequest } from '../domain/payments/payment-requests.js';
 
 const esc = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-const money = (value: number) => `$${value.toFixed(2)}`;
 
 function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -72,10 +72,9 @@ function invoicePage(deps: Deps, account: Account, invoice: Invoice, notice: str
   const customer = customers(account).get(invoice.customer_id);
   const due = amountDue(invoice);
   const rows = invoice.line_items.map((l) => `<tr><td>${esc(l.description ?? '-')}</td><td>${l.quantity}</td><td>${money(l.amount)}</td><td>${money(l.total)}</td></tr>`).join('');
-  const payable = (invoice.status === 'UPCOMING' || invoice.status === 'OVERDUE' || invoice.status === 'RECEIVED') && due > 0;
   const methods = customer ? listMethods(account, customer.id) : [];
   const saved = methods.map((m) => `<label><input type="radio" name="method" value="saved:${esc(m.id)}"${m.is_default ? ' checked' : ''}> Saved: ${esc(methodLabel(m))}</label>`).join('');
-  const form = payable ? `<form method="post"><fieldset><legend>Pay with</legend>${saved}${instrumentFields(!methods.some((m) => m.is_default))}</fieldset>
+  const form = isPayable(invoice) ? `<form method="post"><fieldset><legend>Pay with</legend>${saved}${instrumentFields(!methods.some((m) => m.is_default))}</fieldset>
 <button type="submit" id="pay">Pay ${money(due)}</button></form>` : '';
   return `<h1>Invoice ${esc(invoice.invoice_number)}</h1>
 <p>Billed to ${esc(customer?.name ?? invoice.customer_id)} &middot; due ${esc(invoice.due_date)} &middot; status <span class="status" id="status">${esc(invoice.status)}</span></p>
@@ -105,12 +104,12 @@ function methodFromForm(deps: Deps, account: Account, customerId: string, form: 
     checkBankFields(form);
     return addBankMethod(deps, account, customerId, { account_data_type: 'us', us_account_data: { account_number: form.account_number, routing_number: form.routing_number } }).id;
   }
-  throw new ApiError(Errors.validation, { message: 'Choose how to pay.', validation_errors: { method: 'is required' } });
+  throw invalidFields({ method: 'is required' }, 'Choose how to pay.');
 }
 
 function checkBankFields(form: Record<string, string>): void {
   if (!/^[0-9]{4,17}$/.test(form.account_number ?? '') || !/^[0-9]{9}$/.test(form.routing_number ?? '')) {
-    throw new ApiError(Errors.validation, { message: 'The account number must be 4-17 digits and the routing number 9 digits.', validation_errors: { account_number: 'must be 4-17 digits', routing_number: 'must be 9 digits' } });
+    throw invalidFields({ account_number: 'must be 4-17 digits', routing_number: 'must be 9 digits' }, 'The account number must be 4-17 digits and the routing number 9 digits.');
   }
 }
 
@@ -130,21 +129,21 @@ function returnUrl(request: PaymentRequest, status: string): string {
   return url.toString();
 }
 
-export function hostedRoutes(app: Express, deps: Deps): void {
+function hostedRoutes(app: Express, deps: Deps): void {
   app.get('/hosted/files/invoices/:file', page(deps, async (account, req, res) => {
     const id = /^(.+)\.pdf$/.exec(String(req.params.file))?.[1] ?? '';
-    const invoice = invoices(account).require(id, 'invoice');
+    const invoice = getInvoice(account, id);
     const bytes = await invoicePdfBytes(deps, account, invoice);
     res.status(200).type('application/pdf').setHeader('Content-Disposition', `inline; filename="${invoice.invoice_number}.pdf"`).send(bytes);
   }));
 
   app.get('/hosted/invoices/:id/pay', page(deps, (account, req, res) => {
-    const invoice = invoices(account).require(String(req.params.id), 'invoice');
+    const invoice = getInvoice(account, String(req.params.id));
     sendPage(res, 200, `Invoice ${invoice.invoice_number}`, invoicePage(deps, account, invoice, paymentNotice(account, req.query.payment)));
   }));
 
   app.post('/hosted/invoices/:id/pay', page(deps, (account, req, res) => {
-    const invoice = invoices(account).require(String(req.params.id), 'invoice');
+    const invoice = getInvoice(account, String(req.params.id));
     try {
       const methodId = methodFromForm(deps, account, invoice.customer_id, formOf(req));
       const payment = payInvoice(deps, account, invoice.id, { payment_method_id: methodId, source: 'hosted_page' });
@@ -173,12 +172,12 @@ export function hostedRoutes(app: Express, deps: Deps): void {
         return;
       }
       let failure: string | null;
-      if (form.method !== 'card' && form.method !== 'bank') throw new ApiError(Errors.validation, { message: 'Choose how to pay.', validation_errors: { method: 'must be card or bank' } });
+      if (form.method !== 'card' && form.method !== 'bank') throw invalidFields({ method: 'must be card or bank' }, 'Choose how to pay.');
       if (form.method === 'bank') {
         checkBankFields(form);
-        failure = BANK_FAILURES[form.account_number] ?? null;
+        failure = testValueFailure({ account_number: form.account_number });
       } else {
-        failure = CARD_FAILURES[cardFromToken(account, form.card_provider_token || 'tok_visa').last4] ?? null;
+        failure = testValueFailure({ last4: cardFromToken(account, form.card_provider_token || 'tok_visa').last4 });
       }
       const payment = payPaymentRequest(deps, account, request.id, { kind: form.method === 'bank' ? 'standard_ach' : 'card', failure });
       if (payment.status === 'failed') {

@@ -1,6 +1,9 @@
 // Owns the reading of pagination query parameters (limit, after, before) for list handlers.
 import type { PageQuery } from '../store/collection.js';
 
+/** The answer of a list whose filters can match nothing. */
+export const EMPTY_PAGE = { data: [], start_cursor: null, end_cursor: null, has_next_page: false, has_previous_page: false };
+
 export function pageParams<T>(query: { limit?: number; after?: string; before?: string } | undefined): PageQuery<T> {
   return { limit: query?.limit, after: query?.after || undefined, before: query?.before || undefined };
 }

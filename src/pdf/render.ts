@@ -2,13 +2,12 @@
 // items, totals, due date and status, drawn with pdfkit.
 import PDFDocument from 'pdfkit';
 import type { Invoice } from '../domain/invoices/invoices.js';
+import { money } from '../domain/payments/money.js';
 
 export interface RenderParty {
   name: string | null;
   email: string | null;
 }
-
-const money = (value: number) => `$${value.toFixed(2)}`;
 
 export function renderInvoicePdf(invoice: Invoice, customer: RenderParty, partnerName: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {

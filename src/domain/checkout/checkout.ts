@@ -6,8 +6,8 @@ import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import type { Principal } from '../../http/context.js';
 import type { Account } from '../../store/store.js';
 import { CHECKOUT_AUDIENCE } from '../../auth/security.js';
-import { customers } from '../customers/customers.js';
-import { invoices } from '../invoices/invoices.js';
+import { getCustomer } from '../customers/customers.js';
+import { getInvoice } from '../invoices/invoices.js';
 import type { MethodKind } from '../payments/money.js';
 import { payInvoice, type Payment } from '../payments/payments.js';
 
@@ -17,8 +17,8 @@ export const CHECKOUT_TOKEN_TTL_SECONDS = 3600;
 export async function issueCheckoutToken(deps: Deps, account: Account, principal: Principal, input: { customer_id: string; invoice_id?: string }) {
   // The real service answers a missing invoice_id with 400 "invalid invoice id".
   if (!input.invoice_id) throw invalidFields({ invoice_id: 'is required' }, 'Invalid invoice id.');
-  customers(account).require(input.customer_id, 'customer');
-  const invoice = invoices(account).require(input.invoice_id, 'invoice');
+  getCustomer(account, input.customer_id);
+  const invoice = getInvoice(account, input.invoice_id);
   if (invoice.customer_id !== input.customer_id) throw invalidFields({ invoice_id: 'is not an invoice of this customer' }, 'Invalid invoice id.');
   const now = account.clock.nowMs();
   const expiresAt = Math.floor(now / 1000) + CHECKOUT_TOKEN_TTL_SECONDS;

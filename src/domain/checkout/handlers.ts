@@ -10,7 +10,7 @@ import { addressDetails, cardFormCredentials, checkoutPay, issueCheckoutToken, s
 /** The token's own customer and invoice: nothing else is reachable with a checkout token. */
 const scope = ({ principal }: HandlerContext) => ({ customerId: principal.customer_id as string, invoiceId: principal.invoice_id as string });
 
-export const checkoutHandlers: Record<string, Handler> = {
+const checkoutHandlers: Record<string, Handler> = {
   initCheckoutAuth: async ({ deps, account, principal, body }) => ok(await issueCheckoutToken(deps, account, principal, body)),
   getCardFormCredentials: ({ account }) => ok(cardFormCredentials(account)),
   checkoutGetTheme: ({ deps, account }) => ok(theme(deps, account)),

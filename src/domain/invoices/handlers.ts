@@ -1,6 +1,6 @@
 // Owns the invoice operations: each a short story over invoices.ts and pdf.ts.
 import { created, ok, type Handler } from '../../http/context.js';
-import { pageParams, timeWindow } from '../../http/pagination.js';
+import { EMPTY_PAGE, pageParams, timeWindow } from '../../http/pagination.js';
 import { signLink } from '../../hosted/signed-links.js';
 import type { Account } from '../../store/store.js';
 import type { Deps } from '../../deps.js';
@@ -12,7 +12,7 @@ import { invoicePdfPath, uploadInvoicePdf } from './pdf.js';
 /** Sandbox choice: hosted payment links stay valid 30 days (the page always shows the current state). */
 export const PAYMENT_LINK_TTL_SECONDS = 30 * 86_400;
 
-export function paymentLink(deps: Deps, account: Account, origin: string, invoice: Invoice): string {
+function paymentLink(deps: Deps, account: Account, origin: string, invoice: Invoice): string {
   return signLink(deps, account, origin, `/hosted/invoices/${invoice.id}/pay`, PAYMENT_LINK_TTL_SECONDS);
 }
 
@@ -30,7 +30,7 @@ function dueBound(value: string | undefined, end: boolean): number | undefined {
 const listInvoices: Handler = ({ account, query }) => {
   if (query.invoice_number) {
     const found = findByNumber(account, query.invoice_number);
-    if (!found || (query.customer_id && found.customer_id !== query.customer_id)) return ok({ data: [], start_cursor: null, end_cursor: null, has_next_page: false, has_previous_page: false });
+    if (!found || (query.customer_id && found.customer_id !== query.customer_id)) return ok(EMPTY_PAGE);
   }
   const createdIn = timeWindow(query.created_at_start, query.created_at_end);
   const [dueFrom, dueTo] = [dueBound(query.due_date_start, false) ?? -Infinity, dueBound(query.due_date_end, true) ?? Infinity];

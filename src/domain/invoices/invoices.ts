@@ -94,12 +94,17 @@ export function getInvoice(account: Account, id: string): Invoice {
 }
 
 /** The due date has passed on the account clock (the day after due_date has begun, UTC). */
-export function isPastDue(account: Account, invoice: Pick<Invoice, 'due_date'>): boolean {
+function isPastDue(account: Account, invoice: Pick<Invoice, 'due_date'>): boolean {
   return account.clock.today() > invoice.due_date;
 }
 
 export function amountDue(invoice: Invoice): number {
   return cents(invoice.total - invoice.amount_paid - invoice.amount_pending);
+}
+
+/** A payment may start: the machine allows start_payment and payments in flight leave something due. */
+export function isPayable(invoice: Invoice): boolean {
+  return canTransition(invoiceMachine, invoice.status, 'start_payment') && amountDue(invoice) > 0;
 }
 
 function checkLineItems(items: InvoiceInput['line_items']): InvoiceLineItem[] {

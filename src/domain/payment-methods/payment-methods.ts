@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
-import { customers } from '../customers/customers.js';
+import { customers, getCustomer } from '../customers/customers.js';
 import { decimal, FEES, feeFor, MAX_AMOUNT, type MethodKind } from '../payments/money.js';
 
 export type PaymentMethodType = 'card' | 'ach';
@@ -44,12 +44,17 @@ export const CARD_TEST_TOKENS: Record<string, { brand: string; last4: string }> 
   tok_card_declined: { brand: 'visa', last4: '0002' },
   tok_insufficient_funds: { brand: 'visa', last4: '9995' },
 };
-export const CARD_FAILURES: Record<string, string> = { '0002': 'card_declined', '9995': 'insufficient_funds' };
-export const BANK_FAILURES: Record<string, string> = {
+const CARD_FAILURES: Record<string, string> = { '0002': 'card_declined', '9995': 'insufficient_funds' };
+const BANK_FAILURES: Record<string, string> = {
   '000111111116': 'account_closed',
   '000222222227': 'insufficient_funds',
   '00011116': 'account_closed',
 };
+
+/** The failure_reason payments with a test card (by last four) or bank account (by number) end with; null: they succeed. */
+export function testValueFailure(instrument: { last4: string } | { account_number: string }): string | null {
+  return ('last4' in instrument ? CARD_FAILURES[instrument.last4] : BANK_FAILURES[instrument.account_number]) ?? null;
+}
 
 const BRANDS = ['visa', 'mastercard', 'amex', 'discover'];
 
@@ -97,12 +102,8 @@ function cardFromJsonToken(account: Account, token: string): CardDetails {
   return { brand, last4, exp_month: month, exp_year: year };
 }
 
-function activeCustomer(account: Account, customerId: string) {
-  return customers(account).require(customerId, 'customer');
-}
-
 function customerAcceptingMethods(account: Account, customerId: string) {
-  const customer = activeCustomer(account, customerId);
+  const customer = getCustomer(account, customerId);
   if (customer.status !== 'active') {
     throw new ApiError(Errors.invalidState400, { message: 'Payment methods cannot be added to an archived customer.', validation_errors: { id: 'customer is archived' } });
   }
@@ -130,7 +131,7 @@ export function addCardMethod(deps: Deps, account: Account, customerId: string, 
     account_data_type: null,
     subtype: null,
     receiver_name: null,
-    failure: CARD_FAILURES[card.last4] ?? null,
+    failure: testValueFailure({ last4: card.last4 }),
     cvv_submitted_at: null,
     is_default: false,
   });
@@ -173,14 +174,14 @@ export function addBankMethod(deps: Deps, account: Account, customerId: string, 
     subtype: input.subtype ?? 'checkings',
     receiver_name: input.receiver_name ?? null,
     // The account number itself is never stored: only its outcome and last four digits.
-    failure: BANK_FAILURES[block.account_number] ?? null,
+    failure: testValueFailure({ account_number: block.account_number }),
     cvv_submitted_at: null,
     is_default: false,
   });
 }
 
 function addMethod(deps: Deps, account: Account, method: PaymentMethodRecord): PaymentMethodRecord {
-  const customer = customers(account).require(method.customer_id, 'customer');
+  const customer = getCustomer(account, method.customer_id);
   const first = customer.default_payment_method_id === null;
   const stored = paymentMethods(account).insert({ ...method, is_default: first });
   if (first) customers(account).update(customer.id, { default_payment_method_id: method.id, updated_at: account.clock.iso() });
@@ -193,20 +194,20 @@ function addMethod(deps: Deps, account: Account, method: PaymentMethodRecord): P
 
 /** The method, if it belongs to the customer (404 otherwise, like an unknown id). */
 export function getMethod(account: Account, customerId: string, methodId: string): PaymentMethodRecord {
-  activeCustomer(account, customerId);
+  getCustomer(account, customerId);
   const method = paymentMethods(account).get(methodId);
   if (!method || method.customer_id !== customerId) throw new ApiError(Errors.notFound, { message: `No payment method with id ${methodId} for this customer.` });
   return method;
 }
 
 export function listMethods(account: Account, customerId: string): PaymentMethodRecord[] {
-  activeCustomer(account, customerId);
+  getCustomer(account, customerId);
   return [...paymentMethods(account).newest({ field: 'customer_id', value: customerId })];
 }
 
 export function setDefaultMethod(deps: Deps, account: Account, customerId: string, methodId: string): boolean {
   const method = getMethod(account, customerId, methodId);
-  const customer = customers(account).require(customerId, 'customer');
+  const customer = getCustomer(account, customerId);
   const previous = customer.default_payment_method_id;
   if (previous === method.id) return false;
   if (previous) paymentMethods(account).update(previous, { is_default: false });
@@ -221,7 +222,7 @@ export function deleteMethod(deps: Deps, account: Account, customerId: string, m
   const method = getMethod(account, customerId, methodId);
   const data = paymentMethodEventData(method);
   paymentMethods(account).remove(method.id);
-  const customer = customers(account).require(customerId, 'customer');
+  const customer = getCustomer(account, customerId);
   if (customer.default_payment_method_id === method.id) customers(account).update(customerId, { default_payment_method_id: null, updated_at: account.clock.iso() });
   deps.events.record(account, 'payment_method_deleted', method.id, data);
   return method;

@@ -41,3 +41,8 @@ export function feeFor(kind: MethodKind, amount: number): number {
 export function decimal(value: number): string {
   return cents(value).toFixed(2);
 }
+
+/** Dollars as people read them on the hosted pages and the rendered PDF: "$12.30". */
+export function money(value: number): string {
+  return `$${value.toFixed(2)}`;
+}

@@ -124,12 +124,12 @@ export function payPaymentRequest(deps: Deps, account: Account, id: string, inst
   return payment;
 }
 
-export function paymentRequestPath(request: PaymentRequest): string {
+function paymentRequestPath(request: PaymentRequest): string {
   return `/hosted/payment-requests/${request.id}`;
 }
 
 /** The hosted checkout link: signed, valid until the request expires. */
-export function paymentRequestUrl(deps: Deps, account: Account, origin: string, request: PaymentRequest): string {
+function paymentRequestUrl(deps: Deps, account: Account, origin: string, request: PaymentRequest): string {
   const ttl = Math.max(60, Math.ceil((Date.parse(request.expires_at) - account.clock.nowMs()) / 1000) + 3600);
   return signLink(deps, account, origin, paymentRequestPath(request), ttl);
 }

@@ -7,7 +7,7 @@ import { ApiError, Errors } from '../../http/errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { customers } from '../customers/customers.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
-import { amountDue, getInvoice, invoices, moveInvoice, reopenEvent, type Invoice } from '../invoices/invoices.js';
+import { amountDue, getInvoice, invoiceMachine, invoices, isPayable, moveInvoice, reopenEvent, type Invoice } from '../invoices/invoices.js';
 import { defaultKind, paymentMethods, type PaymentMethodRecord } from '../payment-methods/payment-methods.js';
 import { addToPayout } from '../payouts/payouts.js';
 import { cents, feeFor, isCents, type MethodKind } from './money.js';
@@ -120,8 +120,7 @@ export function startPayment(deps: Deps, account: Account, start: PaymentStart):
     settled_at: null,
   });
   if (start.failure && start.kind === 'card') {
-    movePayment(deps, account, payment, 'fail', { failure_reason: start.failure });
-    deps.events.record(account, 'payment_failed', payment.id, paymentEventData(payment));
+    markFailed(deps, account, payment, start.failure);
     return payment;
   }
   deps.scheduler.schedule(account, PROCESS_JOB, account.clock.nowMs() + PROCESSING_DELAY_SECONDS * 1000, { payment_id: payment.id });
@@ -140,9 +139,9 @@ export interface PayInvoiceInput {
 export function payInvoice(deps: Deps, account: Account, invoiceId: string, input: PayInvoiceInput): Payment {
   const invoice = getInvoice(account, invoiceId);
   const due = amountDue(invoice);
-  if (invoice.status === 'PAID' || invoice.status === 'ARCHIVED' || due <= 0) {
+  if (!isPayable(invoice)) {
     throw new ApiError(Errors.conflict, {
-      message: invoice.status === 'PAID' || invoice.status === 'ARCHIVED' ? `The invoice is ${invoice.status} and cannot be paid.` : 'Payments in flight already cover the whole invoice.',
+      message: canTransition(invoiceMachine, invoice.status, 'start_payment') ? 'Payments in flight already cover the whole invoice.' : `The invoice is ${invoice.status} and cannot be paid.`,
       validation_errors: { status: `is ${invoice.status}` },
     });
   }
@@ -187,7 +186,7 @@ export function payInvoice(deps: Deps, account: Account, invoiceId: string, inpu
   return payment;
 }
 
-function movePayment(deps: Deps, account: Account, payment: Payment, event: (typeof paymentMachine.events)[number], changes: Partial<Payment> = {}): Payment {
+function movePayment(account: Account, payment: Payment, event: (typeof paymentMachine.events)[number], changes: Partial<Payment> = {}): Payment {
   const status = transition(paymentMachine, payment.status, event);
   payments(account).update(payment.id, { ...changes, status, updated_at: account.clock.iso() });
   return payment;
@@ -196,7 +195,7 @@ function movePayment(deps: Deps, account: Account, payment: Payment, event: (typ
 export function runProcessJob(deps: Deps, account: Account, paymentId: string): void {
   const payment = payments(account).get(paymentId);
   if (!payment || !canTransition(paymentMachine, payment.status, 'process')) return;
-  movePayment(deps, account, payment, 'process');
+  movePayment(account, payment, 'process');
   deps.scheduler.schedule(account, SETTLE_JOB, account.clock.nowMs() + SETTLEMENT_SECONDS[payment.payment_method] * 1000, { payment_id: payment.id });
 }
 
@@ -208,7 +207,7 @@ export function runSettleJob(deps: Deps, account: Account, paymentId: string): v
 }
 
 function succeedPayment(deps: Deps, account: Account, payment: Payment): void {
-  movePayment(deps, account, payment, 'succeed', { settled_at: account.clock.iso() });
+  movePayment(account, payment, 'succeed', { settled_at: account.clock.iso() });
   deps.events.record(account, 'payment_succeeded', payment.id, paymentEventData(payment));
   const invoice = payment.invoice_id ? invoices(account).get(payment.invoice_id) : undefined;
   if (invoice) {
@@ -223,11 +222,16 @@ function succeedPayment(deps: Deps, account: Account, payment: Payment): void {
   }
 }
 
+/** The payment moves to failed with its reason, and payment_failed is emitted. */
+function markFailed(deps: Deps, account: Account, payment: Payment, reason: string): void {
+  movePayment(account, payment, 'fail', { failure_reason: reason });
+  deps.events.record(account, 'payment_failed', payment.id, paymentEventData(payment));
+}
+
 /** A pending or processing payment fails: payment_failed, and the invoice goes back to unpaid. */
 export function failPayment(deps: Deps, account: Account, payment: Payment, reason: string): Payment {
-  movePayment(deps, account, payment, 'fail', { failure_reason: reason });
+  markFailed(deps, account, payment, reason);
   deps.scheduler.cancel(account, (job) => (job.kind === PROCESS_JOB || job.kind === SETTLE_JOB) && job.payload.payment_id === payment.id);
-  deps.events.record(account, 'payment_failed', payment.id, paymentEventData(payment));
   const invoice = payment.invoice_id ? invoices(account).get(payment.invoice_id) : undefined;
   if (invoice && invoice.status === 'RECEIVED') {
     const pending = cents(invoice.amount_pending - payment.amount);
@@ -245,7 +249,7 @@ export function refundPayment(deps: Deps, account: Account, paymentId: string, a
     throw new ApiError(Errors.unprocessable, { message: `At most ${left.toFixed(2)} is left to refund.`, validation_errors: { amount: `must be at most ${left.toFixed(2)}, in cents` } });
   }
   const refunded = cents(payment.refunded_amount + refund);
-  movePayment(deps, account, payment, refunded >= payment.amount ? 'refund' : 'refund_partial', { refunded_amount: refunded });
+  movePayment(account, payment, refunded >= payment.amount ? 'refund' : 'refund_partial', { refunded_amount: refunded });
   deps.events.record(account, 'payment_refunded', payment.id, { ...paymentEventData(payment), refund_amount: refund });
   addToPayout(deps, account, payment, { direction: 'debit', amount: refund, fee: 0, id: account.newId('rf'), description: `Refund of ${payment.id}` });
   return payment;
@@ -257,7 +261,7 @@ export function chargebackPayment(deps: Deps, account: Account, paymentId: strin
   if (payment.chargeback) {
     throw new ApiError(Errors.conflict, { message: 'A chargeback was already opened on this payment.', validation_errors: { chargeback: 'is already true' } });
   }
-  movePayment(deps, account, payment, 'chargeback', { chargeback: true, chargeback_reason: reason });
+  movePayment(account, payment, 'chargeback', { chargeback: true, chargeback_reason: reason });
   deps.events.record(account, 'payment_chargeback', payment.id, { ...paymentEventData(payment), chargeback_reason: reason });
   const disputed = cents(payment.amount - payment.refunded_amount);
   if (disputed > 0) addToPayout(deps, account, payment, { direction: 'debit', amount: disputed, fee: 0, id: account.newId('cb'), description: `Chargeback of ${payment.id}` });

@@ -1,10 +1,8 @@
 // Owns the payout operations: list with its filters, get, and a payout's transactions.
 import { ok, type Handler } from '../../http/context.js';
-import { pageParams, timeWindow } from '../../http/pagination.js';
+import { EMPTY_PAGE, pageParams, timeWindow } from '../../http/pagination.js';
 import { invoices } from '../invoices/invoices.js';
 import { payouts, payoutTransactionsView, payoutView, type Payout } from './payouts.js';
-
-const EMPTY = { data: [], start_cursor: null, end_cursor: null, has_next_page: false, has_previous_page: false };
 
 const listPayouts: Handler = ({ account, query }) => {
   const createdIn = timeWindow(query.start_date, query.end_date);
@@ -12,12 +10,12 @@ const listPayouts: Handler = ({ account, query }) => {
   let customerId: string | undefined = query.customer_id;
   if (query.invoice_id) {
     const invoice = invoices(account).get(query.invoice_id);
-    if (!invoice || (customerId && customerId !== invoice.customer_id)) return ok(EMPTY);
+    if (!invoice || (customerId && customerId !== invoice.customer_id)) return ok(EMPTY_PAGE);
     customerId = invoice.customer_id;
   }
   const filter = (p: Payout) =>
     (!createdIn || createdIn(p.created_at)) && (!query.status || p.status === query.status) &&
-    (!query.invoice_id || p.invoice_ids.includes(query.invoice_id));
+    (!query.invoice_id || p.entries.some((e) => e.invoice_id === query.invoice_id));
   const page = payouts(account).page({ ...pageParams(query), filter, where: customerId ? { field: 'customer_id', value: customerId } : undefined });
   return ok({ ...page, data: page.data.map(payoutView) });
 };

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import { FEES, cents, type MethodKind } from '../payments/money.js';
-import type { Payment } from '../payments/payments.js';
+import { payments, type Payment } from '../payments/payments.js';
 
 export type PayoutStatus = 'scheduled' | 'processing' | 'succeeded' | 'failed';
 
@@ -32,7 +32,6 @@ export interface Payout {
   total: number;
   fees: Array<{ name: string; type: 'method'; amount: number; covered_by_customer: boolean }>;
   entries: PayoutEntry[];
-  invoice_ids: string[];
   failure_reason: string | null;
 }
 
@@ -95,7 +94,6 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
       total: 0,
       fees: [],
       entries: [],
-      invoice_ids: [],
       failure_reason: null,
     });
     open[key] = payout.id;
@@ -112,12 +110,8 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
     sub_total: cents(input.amount),
     fee: input.fee,
   });
-  if (payment.invoice_id && !payout.invoice_ids.includes(payment.invoice_id)) payout.invoice_ids.push(payment.invoice_id);
   payouts(account).update(payout.id, { ...totals(payout.entries), updated_at: account.clock.iso() });
-  if (input.direction === 'credit' && payment.payout_id === null) {
-    payment.payout_id = payout.id;
-    account.changed();
-  }
+  if (input.direction === 'credit' && payment.payout_id === null) payments(account).update(payment.id, { payout_id: payout.id });
   if (isNew) deps.events.record(account, 'payout_scheduled', payout.id, payoutEventData(payout));
   return payout;
 }
@@ -138,7 +132,7 @@ export function runPayoutProcessJob(deps: Deps, account: Account, payoutId: stri
   const open = openPayouts(account);
   const key = payout.customer_id ?? '-';
   if (open[key] === payout.id) delete open[key];
-  movePayout(deps, account, payout, 'process');
+  movePayout(account, payout, 'process');
   deps.events.record(account, 'payout_processing', payout.id, payoutEventData(payout));
   deps.scheduler.schedule(account, PAYOUT_SETTLE_JOB, Date.parse(`${payout.arrival_date}T00:00:00.000Z`), { payout_id: payout.id });
 }
@@ -148,15 +142,15 @@ export function runPayoutSettleJob(deps: Deps, account: Account, payoutId: strin
   if (!payout || payout.status !== 'processing') return;
   const fails = payout.entries.some((e) => e.direction === 'credit' && e.sub_total === FAILING_PAYOUT_AMOUNT);
   if (fails) {
-    movePayout(deps, account, payout, 'fail', { failure_reason: PAYOUT_FAILURE_REASON });
+    movePayout(account, payout, 'fail', { failure_reason: PAYOUT_FAILURE_REASON });
     deps.events.record(account, 'payout_failed', payout.id, { ...payoutEventData(payout), failure_reason: PAYOUT_FAILURE_REASON });
   } else {
-    movePayout(deps, account, payout, 'pay');
+    movePayout(account, payout, 'pay');
     deps.events.record(account, 'payout_paid', payout.id, payoutEventData(payout));
   }
 }
 
-function movePayout(deps: Deps, account: Account, payout: Payout, event: (typeof payoutMachine.events)[number], changes: Partial<Payout> = {}): void {
+function movePayout(account: Account, payout: Payout, event: (typeof payoutMachine.events)[number], changes: Partial<Payout> = {}): void {
   const status = transition(payoutMachine, payout.status, event);
   payouts(account).update(payout.id, { ...changes, status, updated_at: account.clock.iso() });
 }
