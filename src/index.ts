@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './app.js';
 import type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
+import type { HttpErrorBody } from './http/errors.js';
+import type { ScenarioDocument } from './scenarios/document.js';
 
 export { createApp, createDeps, FEATURES } from './app.js';
 export type { DepsOverrides, SandboxApp } from './app.js';
@@ -27,38 +29,10 @@ export interface AccountSelector {
   environment?: Environment;
 }
 
-/** One rule of a scenario document (see the README's "Scenarios" section for the full shape). */
-export interface ScenarioRule {
-  match: {
-    operation?: string;
-    method?: string;
-    path?: string;
-    header?: Record<string, string>;
-    topic?: string;
-  };
-  nth?: number;
-  from?: number;
-  times?: number;
-  probability?: number;
-  respond?: { status: number; code?: string; message?: string; headers?: Record<string, string>; body?: unknown };
-  delay_ms?: number;
-  drop?: 'reset' | 'empty';
-  fail_delivery?: { status?: number; timeout?: boolean };
-}
+export type { ScenarioDocument, ScenarioRule } from './scenarios/document.js';
 
-export interface ScenarioDocument {
-  name: string;
-  description?: string;
-  rules: ScenarioRule[];
-}
-
-/** The HttpError body the sandbox answers with. */
-export interface SandboxErrorBody {
-  code?: string;
-  message?: string;
-  validation_errors?: Record<string, string>;
-  [field: string]: unknown;
-}
+/** The HttpError body the sandbox answers with (as read off the wire, so every field is optional). */
+export type SandboxErrorBody = Partial<HttpErrorBody> & Record<string, unknown>;
 
 /** An HttpError answered by the sandbox to one of the helpers. */
 export class SandboxRequestError extends Error {

@@ -8,8 +8,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, invalidFields } from '../http/errors.js';
 import { loadDocument, validationErrors } from '../http/openapi.js';
-
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+import type { DeliveryFault } from '../faults.js';
 
 export interface RuleMatch {
   operation?: string;
@@ -27,7 +26,8 @@ export interface RespondAction {
   body?: unknown;
 }
 
-export type FailDelivery = { status: number } | { timeout: true };
+/** The fault a delivery attempt takes: the same shape webhook delivery honours (src/faults.ts). */
+export type FailDelivery = DeliveryFault;
 
 export interface ScenarioRule {
   match: RuleMatch;
