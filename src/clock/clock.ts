@@ -37,6 +37,14 @@ export class AccountClock {
     if (delta > 0) this.data.offset_ms += delta;
   }
 
+  /**
+   * Read `ms` earlier. Only for replaying a seeded history (fixtures), which then plays forward to
+   * where the clock stood; everything else moves the clock forward only.
+   */
+  rewind(ms: number): void {
+    this.data.offset_ms -= ms;
+  }
+
   reset(): void {
     this.data.offset_ms = 0;
   }
