@@ -1,6 +1,9 @@
 // Vendors end to end: create with a masked bank account, patch, filters, bank account upsert,
 // data requests on the clock, deactivate/reactivate with affected_bill_count and held payments.
 import { beforeEach, describe, expect, it } from '@jest/globals';
+import { dataRequestMachine, vendorMachine } from '../src/domain/vendors/vendors.js';
+import { transition, type Machine } from '../src/domain/machine.js';
+import { ApiError } from '../src/http/errors.js';
 import { setup, type Api, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
@@ -183,3 +186,39 @@ describe('vendor data requests', () => {
     expect((await api.get(`/vendors/${v.id}`)).body.email).toBeNull();
   });
 });
+
+// The vendor and data request tables written out; any change to a table must change these too.
+const EXPECTED_VENDOR_TABLE = {
+  active: { deactivate: 'inactive' },
+  inactive: { reactivate: 'active' },
+};
+const EXPECTED_DATA_REQUEST_TABLE = {
+  pending: { resend: 'pending', submit: 'submitted', expire: 'expired' },
+  expired: { resend: 'pending' },
+  submitted: {},
+};
+
+/** Every (state, event) pair: allowed pairs move as the expected table says, the rest are refused naming the state. */
+function walk<S extends string, E extends string>(machine: Machine<S, E>, expected: Record<S, Partial<Record<E, S>>>, status: number) {
+  it('is the documented table', () => {
+    expect(machine.table).toEqual(expected);
+  });
+  const pairs = machine.states.flatMap((s) => machine.events.map((e) => [s, e] as const));
+  it.each(pairs)('%s + %s', (state, event) => {
+    const next = expected[state][event];
+    if (next) {
+      expect(transition(machine, state, event)).toBe(next);
+    } else {
+      let error: unknown;
+      try { transition(machine, state, event); } catch (e) { error = e; }
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).status).toBe(status);
+      expect((error as ApiError).code).toBe('invalid_state');
+      expect((error as ApiError).message).toContain(`status is ${state}`);
+    }
+  });
+}
+
+// The spec gives deactivate a 422 and no conflict status, so an illegal vendor move answers 422.
+describe('the vendor state table', () => walk(vendorMachine, EXPECTED_VENDOR_TABLE, 422));
+describe('the vendor data request state table', () => walk(dataRequestMachine, EXPECTED_DATA_REQUEST_TABLE, 409));

@@ -4,7 +4,7 @@ import type { HandlerContext } from '../http/context.js';
 import { ApiError, Errors, invalidFields } from '../http/errors.js';
 import { validationErrors } from '../http/openapi.js';
 import { createCustomer, type CustomerInput } from '../domain/customers/customers.js';
-import { createVendor, checkVendorInput, vendorView, type VendorInput } from '../domain/vendors/vendors.js';
+import { createVendor, checkVendorInput, vendorKey, vendorView, type VendorInput } from '../domain/vendors/vendors.js';
 import { billView, checkBillInput, createBill, type BillInput } from '../domain/bills/bills.js';
 import { createInvoice, invoiceView, type InvoiceInput } from '../domain/invoices/invoices.js';
 import { customers } from '../domain/customers/customers.js';
@@ -55,7 +55,7 @@ export const syncers: Record<string, Syncer> = {
       items.forEach((item, i) => {
         const input = item as VendorInput;
         prefixed(`vendors[${i}].`, () => checkVendorInput(ctx.account, input));
-        const taxId = input.tax_id?.trim().toLowerCase();
+        const taxId = vendorKey(input.tax_id);
         if (taxId && taxIds.has(taxId)) throw invalidFields({ [`vendors[${i}].tax_id`]: 'is used by another vendor of this sync' });
         if (taxId) taxIds.add(taxId);
       });

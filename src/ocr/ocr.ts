@@ -2,6 +2,7 @@
 // and JPEG, the text layer of PDFs (pdf-parse), and the documented patterns that pull invoice fields
 // out of that text. The sandbox reads no pixels: images and PDFs without text come back with warnings.
 import { PDFParse } from 'pdf-parse';
+import { isCalendarDate } from '../domain/dates.js';
 import { ApiError, Errors, invalidFields } from '../http/errors.js';
 
 /** Sandbox choice: decoded documents above 10 MB are refused with 413 (the same limit as invoice PDFs). */
@@ -93,7 +94,7 @@ const MONEY = String.raw`(?:USD|US\$|\$)?\s*(-?[0-9][0-9,]*(?:\.[0-9]{1,2})?)`;
  * The documented patterns (README "Bill upload"): labels are matched case-insensitively at the
  * start of a line or after a run of spaces, so two-column layouts read as well as stacked ones.
  */
-export const PATTERNS = {
+const PATTERNS = {
   invoiceNumber: /(?:invoice|bill)\s*(?:number|no\.?|num\.?|#)\s*[:#]?\s*#?\s*([A-Z0-9][A-Z0-9\-/.]*[A-Z0-9])/i,
   issueDate: new RegExp(String.raw`(?:invoice date|issue date|date of issue|issued(?: on)?|bill date|date)\s*:?\s*${DATE}`, 'i'),
   dueDate: new RegExp(String.raw`(?:due date|payment due|due by|due on|due)\s*:?\s*${DATE}`, 'i'),
@@ -112,7 +113,7 @@ export const PATTERNS = {
 
 const HEADINGS = /^(?:tax\s+)?(?:invoice|bill|receipt|statement)\b/i;
 
-export function parseDate(text: string): string | null {
+function parseDate(text: string): string | null {
   const t = text.trim().replace(/\./g, '');
   let m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(t);
   if (m) return valid(+m[1], +m[2], +m[3]);
@@ -131,10 +132,8 @@ function month(name: string): number {
 }
 
 function valid(y: number, m: number, d: number): string | null {
-  if (m < 1 || m > 12 || d < 1 || d > 31) return null;
   const iso = `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
-  const date = new Date(`${iso}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === iso ? iso : null;
+  return isCalendarDate(iso) ? iso : null;
 }
 
 const money = (s: string) => Number(s.replace(/,/g, ''));

@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import type { Page } from '../../store/collection.js';
 import { defineCollection, type Account } from '../../store/store.js';
+import { isCalendarDate } from '../dates.js';
 import { defineMachine, transition } from '../machine.js';
 import { getVendor } from '../vendors/vendors.js';
 import { cancelOpenPayments, openPaymentsOf, paymentsOfBill, reschedulePayments, vendorPaymentView } from '../vendor-payments/vendor-payments.js';
@@ -55,8 +56,6 @@ export interface Bill {
   status: BillStatus;
   status_history: BillStatusEntry[];
   line_items: BillLineItem[];
-  /** Vendor payment (funding attempt) ids, oldest first. */
-  payment_ids: string[];
   document: BillDocumentRecord | null;
 }
 
@@ -108,7 +107,7 @@ export function moveBill(account: Account, bill: Bill, event: BillEvent, actor: 
 
 /** The bill as the API shows it; `status_history` (the whole history) only where asked for. */
 export function billView(account: Account, bill: Bill, { history = false } = {}) {
-  const { status_history, payment_ids: _payments, document: _document, ...shown } = bill;
+  const { status_history, document: _document, ...shown } = bill;
   return {
     ...shown,
     last_status: status_history[status_history.length - 1],
@@ -203,7 +202,6 @@ export function createBill(
     status,
     status_history: [{ created_at: now, status, reason: null, user_id: actor.user_id }],
     line_items: lineItems(input.line_items),
-    payment_ids: [],
     document: null,
   };
   return bills(account).insert(bill);
@@ -280,12 +278,6 @@ export function setPayDate(deps: Deps, account: Account, id: string, payDate: st
   return bill;
 }
 
-export function isCalendarDate(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-}
-
 export interface BillFilter {
   vendor_id?: string;
   status?: BillStatus;
@@ -317,13 +309,18 @@ export function bulk(account: Account, ids: string[], apply: (bill: Bill) => voi
   const results = ids.map((id): BulkResult => {
     const bill = bills(account).get(id);
     if (!bill) return { bill_id: id, success: false, error_reason: 'Bill not found' };
-    try {
-      apply(bill);
-      return { bill_id: id, success: true, error_reason: null };
-    } catch (error) {
-      if (error instanceof ApiError) return { bill_id: id, success: false, error_reason: error.message };
-      throw error;
-    }
+    const { error_reason } = perItem(() => apply(bill));
+    return { bill_id: id, success: error_reason === null, error_reason };
   });
   return { results };
+}
+
+/** One item of a bulk request: an ApiError becomes its error_reason (the item changes nothing); any other error is thrown. */
+export function perItem<T>(apply: () => T): { value: T; error_reason: null } | { value: null; error_reason: string } {
+  try {
+    return { value: apply(), error_reason: null };
+  } catch (error) {
+    if (error instanceof ApiError) return { value: null, error_reason: error.message };
+    throw error;
+  }
 }

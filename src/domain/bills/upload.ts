@@ -25,7 +25,7 @@ const FIELD_LABELS: Array<[keyof ExtractedData, string]> = [
 ];
 
 /** A name safe in a URL path segment, keeping the extension. */
-export function safeFilename(filename: string): string {
+function safeFilename(filename: string): string {
   const base = filename.split(/[\\/]/).pop() ?? '';
   return base.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '').slice(-100) || 'document';
 }
@@ -65,13 +65,7 @@ export async function uploadBill(deps: Deps, account: Account, input: UploadInpu
     ...(extracted.description ? { description: extracted.description } : {}),
     ...(issue ? { issue_date: issue } : {}),
     ...(due ? { due_date: due } : {}),
-    line_items: extracted.line_items.map((item) => ({
-      ...(item.name !== null ? { name: item.name } : {}),
-      ...(item.description !== null ? { description: item.description } : {}),
-      ...(item.quantity !== null ? { quantity: item.quantity } : {}),
-      ...(item.unit_price !== null ? { unit_price: item.unit_price } : {}),
-      ...(item.total !== null ? { total: item.total } : {}),
-    })),
+    line_items: extracted.line_items,
   }, { source: 'ocr', actor, skipChecks: true });
 
   const filename = safeFilename(input.filename);

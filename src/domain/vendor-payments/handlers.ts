@@ -1,12 +1,13 @@
 // Owns the vendor payment operations and their control-plane simulation: short stories over vendor-payments.ts.
 import { ok, type Handler } from '../../http/context.js';
-import { submitDataRequest, dataRequestView, vendorView } from '../vendors/vendors.js';
+import { submitVendorData } from '../vendors/activation.js';
+import { dataRequestView, vendorView } from '../vendors/vendors.js';
 import {
-  bulkCancelVendorPayments, cancelVendorPayment, failVendorPayment, initiateVendorPayments, replaceVendorPayments, retryVendorPayment, vendorPaymentView,
+  bulkCancelVendorPayments, cancelVendorPayment, failVendorPayment, initiateVendorPayments, retryVendorPayment, vendorPaymentView,
 } from './vendor-payments.js';
 
 /** Sandbox choice: the failure_reason of a simulated failure when none is given (an ACH return). */
-export const DEFAULT_FAILURE_REASON = 'bank_return';
+const DEFAULT_FAILURE_REASON = 'bank_return';
 
 export const vendorPaymentHandlers: Record<string, Handler> = {
   createVendorPayments: ({ deps, account, body }) => ok(initiateVendorPayments(deps, account, body)),
@@ -20,8 +21,7 @@ export const vendorPaymentHandlers: Record<string, Handler> = {
 
 export const payablesControl: Record<string, Handler> = {
   sandboxSubmitVendorDataRequest: ({ deps, account, params, body }) => {
-    const { vendor, request } = submitDataRequest(account, params.id, params.request_id, body ?? {});
-    replaceVendorPayments(deps, account, vendor.id, { onlyHeld: true });
+    const { vendor, request } = submitVendorData(deps, account, params.id, params.request_id, body ?? {});
     return ok({ vendor: vendorView(vendor), data_request: dataRequestView(request) });
   },
   sandboxFailVendorPayment: ({ account, params, body }) =>

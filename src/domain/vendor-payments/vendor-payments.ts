@@ -7,7 +7,7 @@ import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import type { JobData } from '../../store/store.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
-import { billMachine, bills, getBill, moveBill, SYSTEM, type Bill, type BulkResult, MAX_BULK_IDS } from '../bills/bills.js';
+import { billMachine, bills, getBill, moveBill, perItem, SYSTEM, type Bill, type BulkResult, MAX_BULK_IDS } from '../bills/bills.js';
 import { getVendor, vendors, type Vendor } from '../vendors/vendors.js';
 
 export type PaymentSpeed = 'standard' | 'next_day' | 'same_day' | 'instant';
@@ -86,9 +86,9 @@ export function vendorPaymentView(payment: VendorPayment) {
   return shown;
 }
 
+/** The bill's payments (funding attempts), oldest first. */
 export function paymentsOfBill(account: Account, bill: Bill): VendorPayment[] {
-  const collection = vendorPayments(account);
-  return bill.payment_ids.map((id) => collection.get(id)).filter((p): p is VendorPayment => Boolean(p));
+  return [...vendorPayments(account).newest({ field: 'bill_id', value: bill.id })].reverse();
 }
 
 /** Payments of the bill not yet sent (hold, waiting_pay_date, ready). */
@@ -190,15 +190,12 @@ export function initiateVendorPayments(deps: Deps, account: Account, input: { id
   if (Object.keys(missing).length) throw new ApiError(Errors.missingPayDate, { validation_errors: missing });
   const seen = new Set<string>();
   const results = input.items.map((item): InitiateResult => {
-    try {
+    const { value: payment, error_reason } = perItem(() => {
       if (seen.has(item.bill_id)) throw new ApiError(Errors.conflict, { message: 'The bill appears more than once in this request.' });
       seen.add(item.bill_id);
-      const payment = startPayment(deps, account, item);
-      return { bill_id: item.bill_id, success: true, payment_id: payment.id, error_reason: null };
-    } catch (error) {
-      if (error instanceof ApiError) return { bill_id: item.bill_id, success: false, payment_id: null, error_reason: error.message };
-      throw error;
-    }
+      return startVendorPayment(deps, account, item);
+    });
+    return { bill_id: item.bill_id, success: error_reason === null, payment_id: payment?.id ?? null, error_reason };
   });
   // Only answers that did something are remembered: a refused request (422, 400) may be sent again.
   records[input.idempotency_key] = { fingerprint: print, results };
@@ -207,19 +204,24 @@ export function initiateVendorPayments(deps: Deps, account: Account, input: { id
 }
 
 /** One item: checks first (each throws an ApiError whose message becomes the error_reason), then create. */
-export function startPayment(deps: Deps, account: Account, item: PaymentItem): VendorPayment {
+function startVendorPayment(deps: Deps, account: Account, item: PaymentItem): VendorPayment {
   const bill = bills(account).get(item.bill_id);
   if (!bill) throw new ApiError(Errors.notFound, { message: 'Bill not found' });
   transition(billMachine, bill.status, 'pay');
   // OCR bills start at 0 until their amount is set: nothing to pay yet.
   if (!(bill.amount > 0)) throw new ApiError(Errors.unprocessable, { message: 'The bill amount is 0; set it with PATCH /bills/{id} before paying.' });
-  const open = paymentsOfBill(account, bill).find((p) => IN_FLIGHT.has(p.status));
-  if (open) throw new ApiError(Errors.conflict, { message: `The bill already has a vendor payment in progress (${open.id}, ${open.status}).` });
+  requireNoPaymentInFlight(paymentsOfBill(account, bill));
   const vendor = getVendor(account, bill.vendor_id);
   if (item.payment_method_id !== undefined && item.payment_method_id !== vendor.bank_account?.payment_method_id) {
     throw new ApiError(Errors.unprocessable, { message: `Payment method ${item.payment_method_id} is not the bank account of vendor ${vendor.id}.` });
   }
   return createAttempt(deps, account, bill, item.payment_speed ?? 'standard', lastAttempt(account, bill) + 1);
+}
+
+/** 409 while one of the bill's payments is still in flight (not yet succeeded, failed or canceled). */
+function requireNoPaymentInFlight(payments: VendorPayment[]): void {
+  const open = payments.find((p) => IN_FLIGHT.has(p.status));
+  if (open) throw new ApiError(Errors.conflict, { message: `The bill already has a vendor payment in progress (${open.id}, ${open.status}).`, validation_errors: { bill_id: 'has a payment in progress' } });
 }
 
 function lastAttempt(account: Account, bill: Bill): number {
@@ -249,7 +251,7 @@ function createAttempt(deps: Deps, account: Account, bill: Bill, speed: PaymentS
     fails_with: null,
   };
   vendorPayments(account).insert(payment);
-  bills(account).update(bill.id, { payment_ids: [...bill.payment_ids, payment.id], updated_at: now });
+  bills(account).update(bill.id, { updated_at: now });
   return place(deps, account, payment, bill);
 }
 
@@ -259,8 +261,7 @@ function createAttempt(deps: Deps, account: Account, bill: Bill, speed: PaymentS
 export function retryVendorPayment(deps: Deps, account: Account, billId: string): VendorPayment {
   const bill = getBill(account, billId);
   const payments = paymentsOfBill(account, bill);
-  const open = payments.find((p) => IN_FLIGHT.has(p.status));
-  if (open) throw new ApiError(Errors.conflict, { message: `The bill already has a vendor payment in progress (${open.id}, ${open.status}).`, validation_errors: { bill_id: 'has a payment in progress' } });
+  requireNoPaymentInFlight(payments);
   const failed = [...payments].reverse().find((p) => p.status === 'failed');
   if (!failed) throw new ApiError(Errors.conflict, { message: `Bill ${billId} has no failed vendor payment to retry.`, validation_errors: { bill_id: 'has no failed payment' } });
   transition(billMachine, bill.status, 'retry');
@@ -271,27 +272,26 @@ export function cancelVendorPayment(account: Account, billId: string, paymentId:
   const bill = getBill(account, billId);
   const payment = vendorPayments(account).get(paymentId);
   if (!payment || payment.bill_id !== bill.id) throw new ApiError(Errors.notFound, { message: `No vendor payment with id ${paymentId} for bill ${billId}.` });
+  return cancel(account, payment);
+}
+
+function cancel(account: Account, payment: VendorPayment): VendorPayment {
   return move(account, payment, 'cancel', { job_id: null, hold_until: null });
 }
 
 export function bulkCancelVendorPayments(account: Account, items: Array<{ bill_id: string; payment_id: string }>): { results: BulkResult[] } {
   if (items.length > MAX_BULK_IDS) throw invalidFields({ items: `must hold at most ${MAX_BULK_IDS} items (got ${items.length})` });
   return {
-    results: items.map((item) => {
-      try {
-        cancelVendorPayment(account, item.bill_id, item.payment_id);
-        return { bill_id: item.bill_id, success: true, error_reason: null };
-      } catch (error) {
-        if (error instanceof ApiError) return { bill_id: item.bill_id, success: false, error_reason: error.message };
-        throw error;
-      }
+    results: items.map((item): BulkResult => {
+      const { error_reason } = perItem(() => cancelVendorPayment(account, item.bill_id, item.payment_id));
+      return { bill_id: item.bill_id, success: error_reason === null, error_reason };
     }),
   };
 }
 
 /** Cancel the bill's unsent payments (the bill is being deleted or rejected). */
 export function cancelOpenPayments(_deps: Deps, account: Account, bill: Bill): void {
-  for (const payment of openPaymentsOf(account, bill)) move(account, payment, 'cancel', { job_id: null, hold_until: null });
+  for (const payment of openPaymentsOf(account, bill)) cancel(account, payment);
 }
 
 /** The bill's pay date changed: its unsent payments follow it. */
@@ -320,10 +320,9 @@ export function vendorHasPaymentInProcessing(account: Account, vendorId: string)
 }
 
 /** Re-place every unsent payment of the vendor: held ones are released once nothing holds them. */
-export function replaceVendorPayments(deps: Deps, account: Account, vendorId: string, { onlyHeld = false } = {}): number {
+export function replaceVendorPayments(deps: Deps, account: Account, vendorId: string, { onlyHeld = false } = {}): void {
   const payments = unsentPaymentsOfVendor(account, vendorId).filter((p) => !onlyHeld || p.status === 'hold');
   for (const payment of payments) place(deps, account, payment, getBill(account, payment.bill_id));
-  return payments.length;
 }
 
 // ---- due jobs ------------------------------------------------------------------------------------
@@ -345,11 +344,12 @@ export function registerVendorPaymentJobs(deps: Deps): void {
     if (!payment) return;
     const bill = getBill(account, payment.bill_id);
     const vendor = vendors(account).get(payment.vendor_id);
-    const now = account.clock.nowMs();
+    const sentAt = account.clock.iso();
+    const now = Date.parse(sentAt);
     const settle = deps.scheduler.schedule(account, JOBS.settle, now + SETTLEMENT_MS[payment.payment_speed], { payment_id: payment.id });
     moveBill(account, bill, 'process');
     move(account, payment, 'send', {
-      sent_at: new Date(now).toISOString(),
+      sent_at: sentAt,
       estimated_arrival_date: dateOf(now + SETTLEMENT_MS[payment.payment_speed]),
       fails_with: TEST_ACCOUNT_FAILURES[vendor?.bank_account?.account_number ?? ''] ?? null,
       job_id: settle.id,

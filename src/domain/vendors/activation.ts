@@ -1,12 +1,14 @@
 // Owns vendor deactivation and reactivation: which bills they affect (affected_bill_count), the 422
-// cases, and what happens to the vendor's unsent payments (held, then released).
+// cases, and what happens to the vendor's unsent payments (held, then released, also when it submits its data).
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors } from '../../http/errors.js';
 import type { Account } from '../../store/store.js';
 import { bills, type BillStatus } from '../bills/bills.js';
 import { replaceVendorPayments, vendorHasPaymentInProcessing } from '../vendor-payments/vendor-payments.js';
 import { transition } from '../machine.js';
-import { getVendor, setVendorStatus, upsertBankAccount, vendorMachine, type BankAccountInput, type Vendor } from './vendors.js';
+import {
+  getVendor, setVendorStatus, submitDataRequest, upsertBankAccount, vendorMachine, type BankAccountInput, type DataRequestSubmission, type Vendor, type VendorDataRequest,
+} from './vendors.js';
 
 /** Sandbox choice: the bills a status change affects are the vendor's open bills, those still to be paid. */
 const OPEN_BILL: ReadonlySet<BillStatus> = new Set(['draft', 'needs_approval', 'failed']);
@@ -41,4 +43,11 @@ export function saveBankAccount(deps: Deps, account: Account, id: string, input:
   const vendor = upsertBankAccount(account, id, input);
   replaceVendorPayments(deps, account, id, { onlyHeld: true });
   return vendor;
+}
+
+/** The vendor answers a data request (control plane); payments held for want of its data are released. */
+export function submitVendorData(deps: Deps, account: Account, vendorId: string, requestId: string, input: DataRequestSubmission): { vendor: Vendor; request: VendorDataRequest } {
+  const submitted = submitDataRequest(account, vendorId, requestId, input);
+  replaceVendorPayments(deps, account, submitted.vendor.id, { onlyHeld: true });
+  return submitted;
 }

@@ -54,7 +54,6 @@ export interface VendorDataRequest {
   created_at: string;
   expires_at: string;
   submitted_at: string | null;
-  sent_count: number;
 }
 
 export const vendors = defineCollection<Vendor>('vendors', ['email_key', 'name_key', 'tax_id_key']);
@@ -85,7 +84,8 @@ export const dataRequestMachine = defineMachine({
 export const DATA_REQUEST_TTL_MS = 7 * 24 * 3600 * 1000;
 export const DATA_REQUEST_EXPIRE_JOB = 'vendor_data_request.expire';
 
-const key = (value: string | undefined) => (value ?? '').trim().toLowerCase();
+/** The lower-cased, trimmed form the email, name and tax_id indexes hold. */
+export const vendorKey = (value: string | undefined) => (value ?? '').trim().toLowerCase();
 
 export function getVendor(account: Account, id: string): Vendor {
   return vendors(account).require(id, 'vendor');
@@ -133,7 +133,7 @@ function checkBankAccount(input: BankAccountInput, prefix: string): void {
 
 function checkTaxIdFree(account: Account, taxId: string | undefined, self?: string): void {
   if (!taxId) return;
-  for (const other of vendors(account).newest({ field: 'tax_id_key', value: key(taxId) })) {
+  for (const other of vendors(account).newest({ field: 'tax_id_key', value: vendorKey(taxId) })) {
     if (other.id !== self) {
       throw new ApiError(Errors.unprocessable, { message: `A vendor with this tax_id already exists (${other.id}).`, validation_errors: { tax_id: 'is already used by another vendor' } });
     }
@@ -147,8 +147,7 @@ export function checkVendorInput(account: Account, input: VendorInput): void {
 }
 
 export function createVendor(_deps: Deps, account: Account, input: VendorInput, { origin }: { origin: VendorOrigin } = { origin: 'manual' }): Vendor {
-  if (input.bank_account) checkBankAccount(input.bank_account, 'bank_account.');
-  checkTaxIdFree(account, input.tax_id);
+  checkVendorInput(account, input);
   const now = account.clock.iso();
   const fields = pick(input, VENDOR_FIELDS) as Partial<Record<VendorField, string>>;
   const vendor: Vendor = {
@@ -159,9 +158,9 @@ export function createVendor(_deps: Deps, account: Account, input: VendorInput, 
     origin,
     ...fields,
     name: input.name ?? '',
-    email_key: key(input.email),
-    name_key: key(input.name),
-    tax_id_key: key(input.tax_id),
+    email_key: vendorKey(input.email),
+    name_key: vendorKey(input.name),
+    tax_id_key: vendorKey(input.tax_id),
     bank_account: input.bank_account ? newBankAccount(account, input.bank_account) : null,
   };
   return vendors(account).insert(vendor);
@@ -185,9 +184,9 @@ export function updateVendor(account: Account, id: string, patch: VendorInput): 
   const changes = pick(patch, VENDOR_FIELDS) as Partial<Vendor>;
   if (!Object.keys(changes).length) return vendor;
   if (changes.tax_id !== undefined) checkTaxIdFree(account, changes.tax_id, id);
-  if (changes.email !== undefined) changes.email_key = key(changes.email);
-  if (changes.name !== undefined) changes.name_key = key(changes.name);
-  if (changes.tax_id !== undefined) changes.tax_id_key = key(changes.tax_id);
+  if (changes.email !== undefined) changes.email_key = vendorKey(changes.email);
+  if (changes.name !== undefined) changes.name_key = vendorKey(changes.name);
+  if (changes.tax_id !== undefined) changes.tax_id_key = vendorKey(changes.tax_id);
   return vendors(account).update(id, { ...changes, updated_at: account.clock.iso() });
 }
 
@@ -212,16 +211,15 @@ export function setVendorStatus(account: Account, id: string, event: 'deactivate
 
 /** Exact (case-insensitive) match on email first, then on name. */
 export function findVendorByEmailOrName(account: Account, email: string | null, name: string | null): Vendor | undefined {
-  if (email) for (const v of vendors(account).newest({ field: 'email_key', value: key(email) })) return v;
-  if (name) for (const v of vendors(account).newest({ field: 'name_key', value: key(name) })) return v;
+  if (email) for (const v of vendors(account).newest({ field: 'email_key', value: vendorKey(email) })) return v;
+  if (name) for (const v of vendors(account).newest({ field: 'name_key', value: vendorKey(name) })) return v;
   return undefined;
 }
 
 // ---- data requests -------------------------------------------------------------------------------
 
 export function dataRequestView(request: VendorDataRequest) {
-  const { sent_count: _sent, ...shown } = request;
-  return shown;
+  return request;
 }
 
 function scheduleExpiry(deps: Deps, account: Account, request: VendorDataRequest): void {
@@ -230,22 +228,21 @@ function scheduleExpiry(deps: Deps, account: Account, request: VendorDataRequest
 
 export function createDataRequest(deps: Deps, account: Account, vendorId: string): VendorDataRequest {
   getVendor(account, vendorId);
-  const now = account.clock.nowMs();
+  const now = account.clock.iso();
   const request: VendorDataRequest = {
     id: account.newId('vdr'),
     vendor_id: vendorId,
     status: 'pending',
-    created_at: new Date(now).toISOString(),
-    expires_at: new Date(now + DATA_REQUEST_TTL_MS).toISOString(),
+    created_at: now,
+    expires_at: new Date(Date.parse(now) + DATA_REQUEST_TTL_MS).toISOString(),
     submitted_at: null,
-    sent_count: 1,
   };
   vendorDataRequests(account).insert(request);
   scheduleExpiry(deps, account, request);
   return request;
 }
 
-export function getDataRequest(account: Account, vendorId: string, requestId: string): VendorDataRequest {
+function getDataRequest(account: Account, vendorId: string, requestId: string): VendorDataRequest {
   getVendor(account, vendorId);
   const request = vendorDataRequests(account).get(requestId);
   if (!request || request.vendor_id !== vendorId) throw new ApiError(Errors.notFound, { message: `No data request with id ${requestId} for vendor ${vendorId}.` });
@@ -262,7 +259,7 @@ export function resendDataRequest(deps: Deps, account: Account, vendorId: string
   const request = getDataRequest(account, vendorId, requestId);
   const status = transition(dataRequestMachine, request.status, 'resend');
   const expires_at = new Date(account.clock.nowMs() + DATA_REQUEST_TTL_MS).toISOString();
-  vendorDataRequests(account).update(request.id, { status, expires_at, sent_count: request.sent_count + 1 });
+  vendorDataRequests(account).update(request.id, { status, expires_at });
   scheduleExpiry(deps, account, request);
   return request;
 }
