@@ -30,6 +30,32 @@ export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument 
   return loaded;
 }
 
+export interface DocumentOperation {
+  operationId: string;
+  path: string;
+  method: string;
+  operation: Record<string, unknown>;
+}
+
+const operationLists = new Map<string, DocumentOperation[]>();
+
+/** Every operation of a document with its path template, walked once per process. */
+export function documentOperations(name: 'openapi' | 'control-plane' = 'openapi'): DocumentOperation[] {
+  let list = operationLists.get(name);
+  if (!list) {
+    list = [];
+    const paths = (loadDocument(name).document.paths ?? {}) as Record<string, Record<string, unknown>>;
+    for (const [path, item] of Object.entries(paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const operationId = (op as { operationId?: unknown } | null)?.operationId;
+        if (typeof operationId === 'string') list.push({ operationId, path, method, operation: op as Record<string, unknown> });
+      }
+    }
+    operationLists.set(name, list);
+  }
+  return list;
+}
+
 export function createBackend(document: Document): OpenAPIBackend {
   const api = new OpenAPIBackend({
     definition: structuredClone(document),

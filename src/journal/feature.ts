@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
 import { ok, type Handler } from '../http/context.js';
-import { loadDocument } from '../http/openapi.js';
+import { documentOperations } from '../http/openapi.js';
 import { TokenSigner } from '../auth/tokens.js';
 import { CHECKOUT_AUDIENCE } from '../auth/security.js';
 import type { Account } from '../store/store.js';
@@ -20,13 +20,7 @@ function journalOf(deps: Deps): Journal {
 let templates: Map<string, string> | undefined;
 /** operationId -> path template, from the API document. */
 function templateOf(operationId: string | null | undefined): string | null {
-  if (!templates) {
-    templates = new Map();
-    const paths = (loadDocument('openapi').document.paths ?? {}) as Record<string, Record<string, { operationId?: string }>>;
-    for (const [path, item] of Object.entries(paths)) {
-      for (const op of Object.values(item)) if (op && typeof op === 'object' && op.operationId) templates.set(op.operationId, path);
-    }
-  }
+  templates ??= new Map(documentOperations().map((o) => [o.operationId, o.path]));
   return operationId ? templates.get(operationId) ?? null : null;
 }
 

@@ -2,7 +2,7 @@
 // first), kept in memory and emptied when the account (or the whole sandbox) is reset.
 import { createHash } from 'node:crypto';
 import type { Store, Account } from '../store/store.js';
-import { apiPath, templateShape } from '../scenarios/engine.js';
+import { pathMatches } from '../scenarios/engine.js';
 
 export interface JournalEntry {
   id: string;
@@ -98,7 +98,7 @@ export class Journal {
       if (out.length >= limit) break;
       if (method && entry.method !== method) continue;
       if (filter.status !== undefined && entry.status !== filter.status) continue;
-      if (filter.path !== undefined && !journalPathMatches(filter.path, entry.path, template)) continue;
+      if (filter.path !== undefined && !pathMatches(filter.path, entry.path, template)) continue;
       out.push(entry);
     }
     return out;
@@ -111,8 +111,3 @@ export class Journal {
   }
 }
 
-/** A template (/invoices/{id}) matches by operation; a concrete path matches with or without /demo and /v1. */
-function journalPathMatches(filter: string, path: string, template: string | null): boolean {
-  if (filter.includes('{')) return template !== null && templateShape(filter) === templateShape(template);
-  return apiPath(filter) === apiPath(path);
-}

@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, invalidFields } from '../http/errors.js';
-import { loadDocument, validationErrors } from '../http/openapi.js';
+import { documentOperations, validationErrors } from '../http/openapi.js';
 import type { DeliveryFault } from '../faults.js';
 
 export interface RuleMatch {
@@ -68,13 +68,7 @@ function validator(): ValidateFunction {
 
 let operationIds: Set<string> | undefined;
 function knownOperations(): Set<string> {
-  if (!operationIds) {
-    operationIds = new Set();
-    const paths = (loadDocument('openapi').document.paths ?? {}) as Record<string, Record<string, { operationId?: string }>>;
-    for (const item of Object.values(paths)) {
-      for (const op of Object.values(item)) if (op && typeof op === 'object' && op.operationId) operationIds.add(op.operationId);
-    }
-  }
+  operationIds ??= new Set(documentOperations().map((o) => o.operationId));
   return operationIds;
 }
 

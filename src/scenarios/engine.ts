@@ -57,9 +57,12 @@ export function templateShape(template: string): string {
   return apiPath(template).replace(/\{[^}]*\}/g, '{}');
 }
 
-/** Does a rule's `path` (a template or a concrete path) name this request? */
-export function pathMatches(rulePath: string, path: string, template: string): boolean {
-  if (rulePath.includes('{')) return templateShape(rulePath) === templateShape(template);
+/**
+ * Does a `path` (a template, matched by the request's operation, or a concrete path, matched with or
+ * without /demo and /v1) name this request? Used by scenario rules and the journal's path filter.
+ */
+export function pathMatches(rulePath: string, path: string, template: string | null): boolean {
+  if (rulePath.includes('{')) return template !== null && templateShape(rulePath) === templateShape(template);
   return apiPath(rulePath) === apiPath(path);
 }
 

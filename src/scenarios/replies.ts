@@ -3,7 +3,7 @@
 import type { Deps } from '../deps.js';
 import type { Reply } from '../http/context.js';
 import { Errors, templateForStatus, ApiError } from '../http/errors.js';
-import { loadDocument } from '../http/openapi.js';
+import { documentOperations, loadDocument } from '../http/openapi.js';
 import type { Account } from '../store/store.js';
 
 type Json = Record<string, unknown>;
@@ -29,23 +29,21 @@ function documented(): Map<string, Map<string, DocumentedResponse>> {
   if (byOperation) return byOperation;
   const document = loadDocument('openapi').document as unknown as Json;
   byOperation = new Map();
-  for (const item of Object.values((document.paths ?? {}) as Record<string, Json>)) {
-    for (const op of Object.values(item) as Json[]) {
-      if (!op || typeof op !== 'object' || typeof op.operationId !== 'string') continue;
-      const statuses = new Map<string, DocumentedResponse>();
-      for (const [status, raw] of Object.entries((op.responses ?? {}) as Json)) {
-        const response = resolveRef(document, raw) as Json | undefined;
-        const content = response?.content as Record<string, Json> | undefined;
-        const media = content?.['application/json'] ?? (content ? Object.values(content)[0] : undefined);
-        let example = media?.example;
-        if (example === undefined && media?.examples && typeof media.examples === 'object') {
-          const first = Object.values(media.examples as Json)[0];
-          example = (resolveRef(document, first) as Json | undefined)?.value;
-        }
-        statuses.set(status, { example: resolveRef(document, example), hasBody: Boolean(media) });
+  for (const { operationId, operation } of documentOperations()) {
+    const op = operation as Json;
+    const statuses = new Map<string, DocumentedResponse>();
+    for (const [status, raw] of Object.entries((op.responses ?? {}) as Json)) {
+      const response = resolveRef(document, raw) as Json | undefined;
+      const content = response?.content as Record<string, Json> | undefined;
+      const media = content?.['application/json'] ?? (content ? Object.values(content)[0] : undefined);
+      let example = media?.example;
+      if (example === undefined && media?.examples && typeof media.examples === 'object') {
+        const first = Object.values(media.examples as Json)[0];
+        example = (resolveRef(document, first) as Json | undefined)?.value;
       }
-      byOperation.set(op.operationId, statuses);
+      statuses.set(status, { example: resolveRef(document, example), hasBody: Boolean(media) });
     }
+    byOperation.set(operationId, statuses);
   }
   return byOperation;
 }
