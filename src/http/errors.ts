@@ -71,6 +71,11 @@ export interface HttpErrorBody {
   validation_errors: Record<string, string>;
 }
 
+/** validation_errors as one line of text ("amount must be a number; currency is required"), for messages and logs. */
+export function describeFields(fields: Record<string, string>): string {
+  return Object.entries(fields).map(([field, message]) => `${field} ${message}`).join('; ');
+}
+
 /** A 400 naming one or more fields: the common case for rules the schema cannot express. */
 export function invalidFields(fields: Record<string, string>, message?: string): ApiError {
   return new ApiError(Errors.validation, { message: message ?? Errors.validation.message, validation_errors: fields });

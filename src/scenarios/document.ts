@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { ApiError, invalidFields } from '../http/errors.js';
+import { ApiError, invalidFields, describeFields } from '../http/errors.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
 import type { DeliveryFault } from '../faults.js';
 
@@ -99,7 +99,7 @@ export function parseScenario(input: unknown): ScenarioDocument {
   const validate = validator();
   if (!validate(value)) {
     const fields = validationErrors(readable(validate.errors ?? []));
-    fail(fields, `The scenario document is invalid: ${Object.entries(fields).map(([f, m]) => `${f} ${m}`).join('; ')}.`);
+    fail(fields, `The scenario document is invalid: ${describeFields(fields)}.`);
   }
   const doc = value as ScenarioDocument;
   const problems: Record<string, string> = {};
@@ -121,7 +121,7 @@ export function parseScenario(input: unknown): ScenarioDocument {
     if (rule.nth !== undefined && rule.from !== undefined) problems[`${at}.from`] = 'cannot be combined with nth';
   });
   if (Object.keys(problems).length) {
-    fail(problems, `The scenario document is invalid: ${Object.entries(problems).map(([f, m]) => `${f} ${m}`).join('; ')}.`);
+    fail(problems, `The scenario document is invalid: ${describeFields(problems)}.`);
   }
   return doc;
 }
@@ -141,7 +141,7 @@ export function readScenarioArgument(arg: string, cwd = process.cwd()): { source
     return { source: found, document: parseScenario(readFileSync(found, 'utf8')) };
   } catch (error) {
     if (error instanceof ApiError) {
-      const fields = Object.entries(error.validationErrors).map(([f, m]) => `${f} ${m}`).join('; ');
+      const fields = describeFields(error.validationErrors);
       throw new Error(`--scenario ${arg} (${found}) is not a valid scenario document: ${fields}`);
     }
     throw new Error(`--scenario ${arg} (${found}): ${(error as Error).message}`);
