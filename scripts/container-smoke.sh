@@ -190,7 +190,10 @@ done
 [[ -n "$healthy" ]] || { "${PODMAN[@]}" logs "$NAME" | tail -n 30; fail "no answer from $BASE_URL/_sandbox/health"; }
 log "healthy: $(node -e "fetch('$BASE_URL/_sandbox/health').then(r=>r.text()).then(console.log)")"
 "${PODMAN[@]}" healthcheck run "$NAME" >/dev/null || fail "the image's HEALTHCHECK failed inside the container"
-"${PODMAN[@]}" logs "$NAME" 2>&1 | grep -q 'listening on http://0.0.0.0:4010\|listening on http://0.0.0.0:'"$HOST_PORT" \
+# The logs are read whole before grep: "podman logs | grep -q" dies of SIGPIPE once grep has its
+# match, and pipefail would count that as a failure.
+container_logs() { "${PODMAN[@]}" logs "$NAME" 2>&1 || true; }
+grep -q 'listening on http://0.0.0.0:4010\|listening on http://0.0.0.0:'"$HOST_PORT" <<<"$(container_logs)" \
   || { "${PODMAN[@]}" logs "$NAME" | tail -n 5; fail "no startup line on 0.0.0.0"; }
 uid="$("${PODMAN[@]}" exec "$NAME" node -p 'process.getuid()')"
 [[ "$uid" == 1000 ]] || fail "the sandbox runs as uid $uid, not the node user"
@@ -205,6 +208,6 @@ log "stopping with SIGTERM"
 "${PODMAN[@]}" stop -t 20 "$NAME" >/dev/null 2>"$WORK/stop.log" || { cat "$WORK/stop.log"; fail "podman stop failed"; }
 code="$("${PODMAN[@]}" inspect --format '{{.State.ExitCode}}' "$NAME")"
 [[ "$code" == 0 ]] || { "${PODMAN[@]}" logs "$NAME" | tail -n 20; fail "exit code $code after SIGTERM (want 0)"; }
-"${PODMAN[@]}" logs "$NAME" 2>&1 | grep -q 'shutting down' || fail "no shutdown log line: SIGTERM was not handled by the sandbox"
+grep -q 'shutting down' <<<"$(container_logs)" || fail "no shutdown log line: SIGTERM was not handled by the sandbox"
 grep -q 'container-smoke-1' "$DATA_DIR/sandbox.json" 2>/dev/null || fail "the data file on the volume does not hold the customer"
 log "PASS: exit code 0 after SIGTERM; the data file on the volume holds the customer"

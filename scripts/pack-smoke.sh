@@ -81,7 +81,7 @@ api_check() { # api_check BASE_URL EXTERNAL_ID [MIN_CUSTOMERS]
 wait_for_url() { # wait_for_url PID LOG: the URL of the startup line
   local found=""
   for _ in $(seq 1 120); do
-    found="$(sed -n 's/.* listening on \(http:[^ ]*\).*/\1/p' "$2" | head -n 1)"
+    found="$(sed -n 's/.* listening on \(http:[^ ]*\).*/\1/p;T;q' "$2")"
     [[ -n "$found" ]] && { printf '%s' "$found"; return 0; }
     kill -0 "$1" 2>/dev/null || return 1
     sleep 0.5
