@@ -271,6 +271,21 @@ describe('initiating payments', () => {
     expect(second.body.results[0]).toMatchObject({ success: false, payment_id: null, error_reason: expect.stringContaining('in progress') });
   });
 
+  it.each(['__proto__', 'constructor', 'toString'])('treats the key %s as a plain key: remembered, replayed, and 409 with other items', async (key) => {
+    const v = await p.vendor();
+    const bill = await p.bill(v.id, { status: 'needs_approval' });
+    await p.api.post(`/bills/${bill.id}/pay-date`, { pay_date: await p.clockToday() }).expect(200);
+    const body = { idempotency_key: key, items: [{ bill_id: bill.id }] };
+    const first = await p.api.post('/vendor-payments', body).expect(200);
+    expect(first.body.results[0]).toMatchObject({ success: true, payment_id: expect.any(String) });
+    expect((await p.api.post('/vendor-payments', body).expect(200)).body).toEqual(first.body);
+    expect((await payment(bill.id)).payments).toHaveLength(1);
+    const other = await p.bill(v.id, { status: 'needs_approval' });
+    await p.api.post(`/bills/${other.id}/pay-date`, { pay_date: await p.clockToday() }).expect(200);
+    expect((await p.api.post('/vendor-payments', { idempotency_key: key, items: [{ bill_id: other.id }] })).status).toBe(409);
+    expect((await payment(other.id)).payments).toHaveLength(0);
+  });
+
   it('answers 422 for the whole request when a bill has no pay_date; nothing is paid and the key stays free', async () => {
     const v = await p.vendor();
     const dated = await p.bill(v.id, { status: 'needs_approval' });

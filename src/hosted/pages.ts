@@ -73,8 +73,8 @@ function invoicePage(deps: Deps, account: Account, invoice: Invoice, notice: str
   const due = amountDue(invoice);
   const rows = invoice.line_items.map((l) => `<tr><td>${esc(l.description ?? '-')}</td><td>${l.quantity}</td><td>${money(l.amount)}</td><td>${money(l.total)}</td></tr>`).join('');
   const methods = customer ? listMethods(account, customer.id) : [];
-  const saved = methods.map((m) => `<label><input type="radio" name="method" value="saved:${esc(m.id)}"${m.is_default ? ' checked' : ''}> Saved: ${esc(methodLabel(m))}</label>`).join('');
-  const form = isPayable(invoice) ? `<form method="post"><fieldset><legend>Pay with</legend>${saved}${instrumentFields(!methods.some((m) => m.is_default))}</fieldset>
+  const saved = methods.map((m) => `<label><input type="radio" name="method" value="saved:${esc(m.id)}"${m.id === customer?.default_payment_method_id ? ' checked' : ''}> Saved: ${esc(methodLabel(m))}</label>`).join('');
+  const form = isPayable(invoice) ? `<form method="post"><fieldset><legend>Pay with</legend>${saved}${instrumentFields(!customer?.default_payment_method_id)}</fieldset>
 <button type="submit" id="pay">Pay ${money(due)}</button></form>` : '';
   return `<h1>Invoice ${esc(invoice.invoice_number)}</h1>
 <p>Billed to ${esc(customer?.name ?? invoice.customer_id)} &middot; due ${esc(invoice.due_date)} &middot; status <span class="status" id="status">${esc(invoice.status)}</span></p>

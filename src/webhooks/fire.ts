@@ -199,11 +199,11 @@ export const builders: Partial<Record<Topic, EventBuilder>> = {
   },
   payment_method_added(deps, account, entityId) {
     const { method, made } = methodFor(deps, account, entityId);
-    return madeOrCurrent(account, 'payment_method_added', made, { entity_id: method.id, data: paymentMethodEventData(method) });
+    return madeOrCurrent(account, 'payment_method_added', made, { entity_id: method.id, data: paymentMethodEventData(account, method) });
   },
   payment_method_deleted(deps, account, entityId) {
     const { method } = methodFor(deps, account, entityId);
-    return { entity_id: method.id, data: paymentMethodEventData(method) };
+    return { entity_id: method.id, data: paymentMethodEventData(account, method) };
   },
   default_payment_method_changed(deps, account, entityId) {
     // The entity is the customer, as when the default changes through the API.

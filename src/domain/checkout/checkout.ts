@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import type { Principal } from '../../http/context.js';
 import type { Account } from '../../store/store.js';
+import { defineIdempotencyKeys } from '../../store/idempotency.js';
 import { CHECKOUT_AUDIENCE } from '../../auth/security.js';
 import { getCustomer } from '../customers/customers.js';
 import { getInvoice } from '../invoices/invoices.js';
@@ -96,21 +97,16 @@ export interface CheckoutPaymentInput {
   payment_method_id?: string;
 }
 
-interface Remembered { fingerprint: string; status: number; body: unknown }
+interface CheckoutAnswer { status: number; body: unknown }
 
-function idempotency(account: Account): Record<string, Remembered> {
-  return account.state<Record<string, Remembered>>('checkout_idempotency', () => ({}));
-}
+const checkoutKeys = defineIdempotencyKeys<CheckoutAnswer>('checkout_idempotency');
 
 /** Pay the token's invoice; an Idempotency-Key replays the first answer, or 409 with another body. */
-export function checkoutPay(deps: Deps, account: Account, principal: Principal, input: CheckoutPaymentInput, key: string | undefined) {
+export function checkoutPay(deps: Deps, account: Account, principal: Principal, input: CheckoutPaymentInput, key: string | undefined): CheckoutAnswer {
+  // A key is scoped to the token's invoice: two invoices may use the same key.
   const scoped = key ? `${principal.invoice_id}|${key}` : undefined;
-  const fingerprint = JSON.stringify(input);
-  const seen = scoped ? idempotency(account)[scoped] : undefined;
-  if (seen) {
-    if (seen.fingerprint !== fingerprint) throw new ApiError(Errors.idempotencyConflict, { validation_errors: { 'Idempotency-Key': 'was used with a different body' } });
-    return { status: seen.status, body: seen.body };
-  }
+  const seen = scoped ? checkoutKeys(account).replay(scoped, input, 'Idempotency-Key') : undefined;
+  if (seen) return seen;
   const mismatch: Record<string, string> = {};
   if (input.customer_id !== undefined && input.customer_id !== principal.customer_id) mismatch.customer_id = 'is not the checkout token\'s customer';
   if (input.invoice_id !== undefined && input.invoice_id !== principal.invoice_id) mismatch.invoice_id = 'is not the checkout token\'s invoice';
@@ -124,10 +120,7 @@ export function checkoutPay(deps: Deps, account: Account, principal: Principal, 
     source: 'checkout',
   });
   const body = { status: payment.status, message: outcomeMessage(payment), payment_id: payment.id };
-  if (scoped) {
-    idempotency(account)[scoped] = { fingerprint, status: 201, body };
-    account.changed();
-  }
+  if (scoped) checkoutKeys(account).remember(scoped, input, { status: 201, body });
   return { status: 201, body };
 }
 

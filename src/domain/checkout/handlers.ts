@@ -17,7 +17,7 @@ const checkoutHandlers: Record<string, Handler> = {
   checkoutGetInvoice: (ctx) => ok(invoiceView(invoices(ctx.account).require(scope(ctx).invoiceId, 'invoice'))),
   checkoutGetInvoicePdfLink: (ctx) => ok({ url: pdfLink(ctx.deps, ctx.account, ctx.origin, invoices(ctx.account).require(scope(ctx).invoiceId, 'invoice')) }),
   checkoutGetCardFormCredentials: ({ account }) => ok(cardFormCredentials(account)),
-  checkoutListPaymentMethods: (ctx) => ok({ data: listMethods(ctx.account, scope(ctx).customerId).map(paymentMethodView) }),
+  checkoutListPaymentMethods: (ctx) => ok({ data: listMethods(ctx.account, scope(ctx).customerId).map((method) => paymentMethodView(ctx.account, method)) }),
   checkoutCreateCardPaymentMethod: (ctx) => created({ id: addCardMethod(ctx.deps, ctx.account, scope(ctx).customerId, ctx.body).id }),
   checkoutCreateBankPaymentMethod: (ctx) => created({ id: addBankMethod(ctx.deps, ctx.account, scope(ctx).customerId, ctx.body).id }),
   checkoutSubmitCvv: (ctx) => {

@@ -5,8 +5,8 @@ import {
 } from './payment-methods.js';
 
 export const paymentMethodHandlers: Record<string, Handler> = {
-  listPaymentMethods: ({ account, params }) => ok({ data: listMethods(account, params.id).map(paymentMethodView) }),
-  getPaymentMethod: ({ account, params }) => ok(paymentMethodView(getMethod(account, params.id, params.method_id))),
+  listPaymentMethods: ({ account, params }) => ok({ data: listMethods(account, params.id).map((method) => paymentMethodView(account, method)) }),
+  getPaymentMethod: ({ account, params }) => ok(paymentMethodView(account, getMethod(account, params.id, params.method_id))),
   deletePaymentMethod: ({ deps, account, params }) => {
     deleteMethod(deps, account, params.id, params.method_id);
     return created({ response: 'Payment method deleted' });

@@ -28,8 +28,6 @@ export interface PaymentMethodRecord {
   /** null: payments succeed; else the failure_reason every payment with this method ends with. */
   failure: string | null;
   cvv_submitted_at: string | null;
-  /** Mirrors the customer's default_payment_method_id, so event data needs only the record. */
-  is_default: boolean;
 }
 
 export const paymentMethods = defineCollection<PaymentMethodRecord>('payment_methods', ['customer_id']);
@@ -133,7 +131,6 @@ export function addCardMethod(deps: Deps, account: Account, customerId: string, 
     receiver_name: null,
     failure: testValueFailure({ last4: card.last4 }),
     cvv_submitted_at: null,
-    is_default: false,
   });
 }
 
@@ -176,16 +173,15 @@ export function addBankMethod(deps: Deps, account: Account, customerId: string, 
     // The account number itself is never stored: only its outcome and last four digits.
     failure: testValueFailure({ account_number: block.account_number }),
     cvv_submitted_at: null,
-    is_default: false,
   });
 }
 
 function addMethod(deps: Deps, account: Account, method: PaymentMethodRecord): PaymentMethodRecord {
   const customer = getCustomer(account, method.customer_id);
   const first = customer.default_payment_method_id === null;
-  const stored = paymentMethods(account).insert({ ...method, is_default: first });
+  const stored = paymentMethods(account).insert(method);
   if (first) customers(account).update(customer.id, { default_payment_method_id: method.id, updated_at: account.clock.iso() });
-  deps.events.record(account, 'payment_method_added', stored.id, paymentMethodEventData(stored));
+  deps.events.record(account, 'payment_method_added', stored.id, paymentMethodEventData(account, stored));
   if (first) {
     deps.events.record(account, 'default_payment_method_changed', customer.id, { customer_id: customer.id, payment_method_id: stored.id, previous_payment_method_id: null });
   }
@@ -210,8 +206,6 @@ export function setDefaultMethod(deps: Deps, account: Account, customerId: strin
   const customer = getCustomer(account, customerId);
   const previous = customer.default_payment_method_id;
   if (previous === method.id) return false;
-  if (previous) paymentMethods(account).update(previous, { is_default: false });
-  paymentMethods(account).update(method.id, { is_default: true });
   customers(account).update(customerId, { default_payment_method_id: method.id, updated_at: account.clock.iso() });
   deps.events.record(account, 'default_payment_method_changed', customerId, { customer_id: customerId, payment_method_id: method.id, previous_payment_method_id: previous });
   return true;
@@ -220,7 +214,7 @@ export function setDefaultMethod(deps: Deps, account: Account, customerId: strin
 /** Deleting the default leaves the customer without one (default_payment_method_id null). */
 export function deleteMethod(deps: Deps, account: Account, customerId: string, methodId: string): PaymentMethodRecord {
   const method = getMethod(account, customerId, methodId);
-  const data = paymentMethodEventData(method);
+  const data = paymentMethodEventData(account, method);
   paymentMethods(account).remove(method.id);
   const customer = getCustomer(account, customerId);
   if (customer.default_payment_method_id === method.id) customers(account).update(customerId, { default_payment_method_id: null, updated_at: account.clock.iso() });
@@ -254,12 +248,17 @@ export function feeQuote(method: PaymentMethodRecord, amount: number) {
   };
 }
 
-export function paymentMethodView(method: PaymentMethodRecord) {
+/** Whether the method is its customer's default: the customer's default_payment_method_id says so. */
+export function isDefaultMethod(account: Account, method: PaymentMethodRecord): boolean {
+  return customers(account).get(method.customer_id)?.default_payment_method_id === method.id;
+}
+
+export function paymentMethodView(account: Account, method: PaymentMethodRecord) {
   return {
     id: method.id,
     created_at: method.created_at,
     type: method.type,
-    default: method.is_default,
+    default: isDefaultMethod(account, method),
     custom_name: method.custom_name,
     brand: method.brand,
     last4: method.last4,
@@ -271,6 +270,6 @@ export function paymentMethodView(method: PaymentMethodRecord) {
   };
 }
 
-export function paymentMethodEventData(method: PaymentMethodRecord): Record<string, unknown> {
-  return { payment_method_id: method.id, customer_id: method.customer_id, type: method.type, default: method.is_default };
+export function paymentMethodEventData(account: Account, method: PaymentMethodRecord): Record<string, unknown> {
+  return { payment_method_id: method.id, customer_id: method.customer_id, type: method.type, default: isDefaultMethod(account, method) };
 }

@@ -1,11 +1,11 @@
 // Owns vendor payments (funding attempts of bills): the payment state table, the lifecycle on the
 // account clock (hold, waiting_pay_date, ready, processing, succeeded or failed per payment_speed),
 // idempotent initiation, retry, cancel, and the test account numbers whose payments fail.
-import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import type { JobData } from '../../store/store.js';
 import { defineCollection, type Account } from '../../store/store.js';
+import { defineIdempotencyKeys } from '../../store/idempotency.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
 import { billMachine, bills, getBill, moveBill, perItem, SYSTEM, type Bill, type BulkResult, MAX_BULK_IDS } from '../bills/bills.js';
 import { getVendor, vendors, type Vendor } from '../vendors/vendors.js';
@@ -153,18 +153,11 @@ export interface InitiateResult {
   error_reason: string | null;
 }
 
-interface IdempotencyRecord {
-  fingerprint: string;
-  results: InitiateResult[];
-}
+const initiationKeys = defineIdempotencyKeys<InitiateResult[]>('vendor_payment_idempotency');
 
-function idempotencyRecords(account: Account): Record<string, IdempotencyRecord> {
-  return account.state<Record<string, IdempotencyRecord>>('vendor_payment_idempotency', () => ({}));
-}
-
-function fingerprint(items: PaymentItem[]): string {
-  const normal = items.map((i) => [i.bill_id, i.payment_method_id ?? null, i.payment_speed ?? 'standard']);
-  return createHash('sha256').update(JSON.stringify(normal)).digest('hex');
+/** What makes two initiations the same request: the items, with their defaults filled in. */
+function normalItems(items: PaymentItem[]): unknown {
+  return items.map((i) => [i.bill_id, i.payment_method_id ?? null, i.payment_speed ?? 'standard']);
 }
 
 /**
@@ -172,15 +165,10 @@ function fingerprint(items: PaymentItem[]): string {
  * answer again and pays nothing twice; with other items it is refused (409 idempotency_key_reused).
  */
 export function initiateVendorPayments(deps: Deps, account: Account, input: { idempotency_key: string; items: PaymentItem[] }): { results: InitiateResult[] } {
-  const records = idempotencyRecords(account);
-  const print = fingerprint(input.items);
-  const prior = Object.hasOwn(records, input.idempotency_key) ? records[input.idempotency_key] : undefined;
-  if (prior) {
-    if (prior.fingerprint !== print) {
-      throw new ApiError(Errors.idempotencyConflict, { validation_errors: { idempotency_key: 'was already used with different items' } });
-    }
-    return { results: prior.results };
-  }
+  const keys = initiationKeys(account);
+  const request = normalItems(input.items);
+  const prior = keys.replay(input.idempotency_key, request, 'idempotency_key');
+  if (prior) return { results: prior };
   if (input.items.length > MAX_BULK_IDS) throw invalidFields({ items: `must hold at most ${MAX_BULK_IDS} items (got ${input.items.length})` });
   const missing: Record<string, string> = {};
   input.items.forEach((item, i) => {
@@ -198,8 +186,7 @@ export function initiateVendorPayments(deps: Deps, account: Account, input: { id
     return { bill_id: item.bill_id, success: error_reason === null, payment_id: payment?.id ?? null, error_reason };
   });
   // Only answers that did something are remembered: a refused request (422, 400) may be sent again.
-  records[input.idempotency_key] = { fingerprint: print, results };
-  account.changed();
+  keys.remember(input.idempotency_key, request, results);
   return { results };
 }
 
