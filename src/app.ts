@@ -13,6 +13,7 @@ import type { RealNow } from './clock/clock.js';
 import { Events } from './events/events.js';
 import { ApiError, Errors } from './http/errors.js';
 import { createBackend, loadDocument } from './http/openapi.js';
+import { responseCheckerFor } from './http/response-check.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
@@ -123,6 +124,7 @@ export function createApp(deps: Deps): SandboxApp {
     security: { oauth2: accessTokenSecurity(deps), checkoutToken: checkoutTokenSecurity(deps), clientBasic: clientBasicSecurity },
     anonymous: (state) => defaultPrincipal(state.environment),
     interceptors: FEATURES.flatMap((f) => f.interceptors ?? []),
+    responseChecker: deps.config.validateResponses ? responseCheckerFor(apiDoc.document) : undefined,
   });
   const control = new OperationRouter({
     deps,
@@ -131,6 +133,7 @@ export function createApp(deps: Deps): SandboxApp {
     security: {},
     anonymous: (state) => state.res.locals.controlPrincipal as Principal,
     interceptors: [],
+    responseChecker: deps.config.validateResponses ? responseCheckerFor(controlDoc.document) : undefined,
   });
   app.locals.deps = deps;
   app.locals.api = api;

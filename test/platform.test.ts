@@ -1,7 +1,7 @@
 // The ground every resource stands on: pagination, isolation, rate limiting, the clock's due work,
 // persistence with --data, the OpenAPI document, unknown routes, body limits and 501s.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventLog } from '../src/events/events.js';
@@ -208,6 +208,59 @@ describe('persistence with --data', () => {
     await second.deps.store.close();
   });
 });
+
+describe('data files written by other versions', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sandbox-old-data-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a file of another format version and leaves it as it was', async () => {
+    const file = join(dir, 'data.json');
+    const foreign = JSON.stringify({ version: 2, accounts: { kept: true } });
+    await writeFile(file, foreign);
+    await expect(setup({ dataFile: file })).rejects.toThrow(/format version 2/);
+    expect(await readFile(file, 'utf8')).toBe(foreign);
+  });
+
+  it('shows only documented fields when stored records carry fields an older version kept', async () => {
+    const file = join(dir, 'data.json');
+    const first = await setup({ dataFile: file });
+    const client = first.as(await first.token());
+    const customer = (await client.post('/customers', { name: 'Kept' })).body;
+    await first.deps.store.close();
+    // Add fields no answer documents to the stored record, as an older release might have left.
+    const saved = JSON.parse(await readFile(file, 'utf8'));
+    const stale = { updated_at: '2020-01-01T00:00:00.000Z', payment_ids: ['pay_old'], internal_note: 'not for partners' };
+    const record = findRecord(saved, customer.id);
+    Object.assign(record, stale);
+    await writeFile(file, JSON.stringify(saved));
+
+    const second = await setup({ dataFile: file });
+    const again = second.as(await second.token());
+    // validateResponses is on: an undocumented field would have turned these into 500 response_validation_failed.
+    const read = await again.get(`/customers/${customer.id}`).expect(200);
+    expect(read.body).toEqual(customer);
+    const listed = await again.get('/customers').expect(200);
+    expect(listed.body.data).toEqual([customer]);
+    await second.deps.store.close();
+  });
+});
+
+/** The stored object with this id, wherever it sits in the data file. */
+function findRecord(node: unknown, id: string): Record<string, unknown> {
+  if (node && typeof node === 'object') {
+    if ((node as { id?: unknown }).id === id) return node as Record<string, unknown>;
+    for (const child of Object.values(node)) {
+      const found = findRecord(child, id);
+      if (found) return found;
+    }
+  }
+  return undefined as unknown as Record<string, unknown>;
+}
 
 describe('the data file location', () => {
   it('creates missing directories, and refuses to start where it cannot write', async () => {

@@ -156,7 +156,11 @@ export class Store {
     } catch (error) {
       throw new Error(`cannot read the data file ${options.file}: ${(error as Error).message}`);
     }
-    if (!db.data || db.data.version !== 1) db.data = initial;
+    // An empty file starts fresh; a file of another format version is refused, never overwritten.
+    if (db.data && (db.data as { version?: unknown }).version !== 1) {
+      throw new Error(`the data file ${options.file} has format version ${JSON.stringify((db.data as { version?: unknown }).version)}; this sandbox reads version 1 (move the file away to start fresh)`);
+    }
+    db.data ??= initial;
     // An explicit seed wins over the one a data file remembers.
     if (options.seed) db.data.meta.seed = options.seed;
     const store = new Store(db, options);

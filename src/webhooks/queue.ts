@@ -33,7 +33,10 @@ export interface QueueState {
   paused: boolean;
   /** Retries of the head since the last success or manual retry. */
   retry_count: number;
-  /** Why a send job is waiting in the scheduler (null: none). */
+  /**
+   * Why a send job is waiting in the scheduler (null: none). Kept rather than derived: finding the
+   * job among the scheduler's would scan every job of the account (settlements, due dates) on each event.
+   */
   job: 'live' | 'retry' | 'cycle' | 'resume' | null;
   /** The delivery whose attempt is under way; still set after a restart means the attempt was cut. */
   in_flight: string | null;

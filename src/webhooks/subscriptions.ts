@@ -29,8 +29,16 @@ export interface SubscriptionInput {
 
 /** The subscription as the API shows it: the secret replaced by its last four characters. */
 export function subscriptionView(sub: Subscription) {
-  const { secret_key: secret, ...shown } = sub;
-  return { ...shown, secret_last_4_digits: secret ? secret.slice(-4) : null };
+  return {
+    id: sub.id,
+    endpoint_url: sub.endpoint_url,
+    topic: sub.topic,
+    is_active: sub.is_active,
+    partner_id: sub.partner_id,
+    secret_last_4_digits: sub.secret_key ? sub.secret_key.slice(-4) : null,
+    created_at: sub.created_at,
+    updated_at: sub.updated_at,
+  };
 }
 
 export function checkEndpointUrl(deps: Deps, raw: string): string {

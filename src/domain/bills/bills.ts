@@ -107,9 +107,21 @@ export function moveBill(account: Account, bill: Bill, event: BillEvent, actor: 
 
 /** The bill as the API shows it; `status_history` (the whole history) only where asked for. */
 export function billView(account: Account, bill: Bill, { history = false } = {}) {
-  const { status_history, document: _document, ...shown } = bill;
+  const { status_history } = bill;
   return {
-    ...shown,
+    id: bill.id,
+    number: bill.number,
+    vendor_id: bill.vendor_id,
+    amount: bill.amount,
+    description: bill.description,
+    issue_date: bill.issue_date,
+    due_date: bill.due_date,
+    pay_date: bill.pay_date,
+    created_at: bill.created_at,
+    updated_at: bill.updated_at,
+    source: bill.source,
+    status: bill.status,
+    line_items: bill.line_items,
     last_status: status_history[status_history.length - 1],
     vendor_payments: paymentsOfBill(account, bill).map(vendorPaymentView),
     ...(history ? { status_history } : {}),

@@ -12,8 +12,12 @@ export const CREATE_FIELDS = [...PATCHABLE_FIELDS, 'email', 'external_id'] as co
 
 export type CustomerStatus = Schema<'CustomerStatus'>;
 
-/** The stored customer is exactly the API's Customer, plus when it last changed. */
-export type Customer = Schema<'Customer'> & { updated_at: string; default_payment_method_id: string | null };
+/** The stored customer is exactly the API's Customer. */
+export type Customer = Schema<'Customer'> & { default_payment_method_id: string | null };
+
+/** The fields the API shows, in the document's order; a record from an older data file may hold more. */
+const USER_VIEW_FIELDS = ['id', 'created_at', 'email', 'first_name', 'last_name', 'job_title', 'phone'] as const;
+const VIEW_FIELDS = ['id', 'created_at', 'status', ...CREATE_FIELDS, 'default_payment_method_id', 'customer_integration_id'] as const;
 
 /** Users belong to one customer; the API view leaves the owner out. */
 export type CustomerUser = Schema<'CustomerUser'> & { customer_id: string };
@@ -50,7 +54,6 @@ export function createCustomer(deps: Deps, account: Account, input: CustomerInpu
   const customer: Customer = {
     id: account.newId('cus'),
     created_at: now,
-    updated_at: now,
     status: 'active',
     default_payment_method_id: null,
     ...pick(input, [...CREATE_FIELDS, 'customer_integration_id']),
@@ -66,7 +69,7 @@ export function updateCustomer(deps: Deps, account: Account, id: string, patch: 
   const changes = pick(patch, PATCHABLE_FIELDS);
   const changed = Object.keys(changes).filter((k) => customer[k as keyof Customer] !== changes[k as keyof typeof changes]);
   if (!changed.length) return customer;
-  customers(account).update(id, { ...changes, updated_at: account.clock.iso() });
+  customers(account).update(id, changes);
   deps.events.record(account, 'customer_updated', id, { ...customerEventData(customer), changed_fields: changed });
   return customer;
 }
@@ -74,10 +77,15 @@ export function updateCustomer(deps: Deps, account: Account, id: string, patch: 
 export function moveCustomer(deps: Deps, account: Account, id: string, event: 'archive' | 'restore'): Customer {
   const customer = getCustomer(account, id);
   const status = transition(customerMachine, customer.status, event);
-  customers(account).update(id, { status, updated_at: account.clock.iso() });
+  customers(account).update(id, { status });
   if (event === 'archive') deps.events.record(account, 'customer_archived', id, customerEventData(customer));
   else deps.events.record(account, 'customer_updated', id, { ...customerEventData(customer), changed_fields: ['status'] });
   return customer;
+}
+
+/** The customer as the API shows it. */
+export function customerView(customer: Customer): Schema<'Customer'> {
+  return pick(customer, VIEW_FIELDS) as Schema<'Customer'>;
 }
 
 export function customerEventData(customer: Customer): Record<string, unknown> {
@@ -105,10 +113,9 @@ export function createCustomerUser(account: Account, customerId: string, input: 
   return customerUsers(account).insert(user);
 }
 
-/** The customer user as the API shows it. */
-export function customerUserView(user: CustomerUser) {
-  const { customer_id: _customer, ...shown } = user;
-  return shown;
+/** The customer user as the API shows it: the owner is in the path, not the body. */
+export function customerUserView(user: CustomerUser): Schema<'CustomerUser'> {
+  return pick(user, USER_VIEW_FIELDS) as Schema<'CustomerUser'>;
 }
 
 export function pick<T extends object, K extends string>(source: T | undefined, keys: readonly K[]): Partial<Record<K, any>> {

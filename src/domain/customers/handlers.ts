@@ -2,7 +2,7 @@
 import { created, ok, type Handler } from '../../http/context.js';
 import { pageParams, timeWindow } from '../../http/pagination.js';
 import {
-  createCustomer, createCustomerUser, customerUsers, customerUserView, customers, getCustomer, moveCustomer, updateCustomer, type Customer,
+  createCustomer, createCustomerUser, customerUsers, customerUserView, customerView, customers, getCustomer, moveCustomer, updateCustomer, type Customer,
 } from './customers.js';
 
 const listCustomers: Handler = ({ account, query }) => {
@@ -11,7 +11,8 @@ const listCustomers: Handler = ({ account, query }) => {
   const filter = (c: Customer) =>
     (!created || created(c.created_at)) &&
     (!name || [c.name, c.legal_name].some((n) => n?.toLowerCase().includes(name)));
-  return ok(customers(account).page({ ...pageParams(query), filter: created || name ? filter : undefined }));
+  const page = customers(account).page({ ...pageParams(query), filter: created || name ? filter : undefined });
+  return ok({ ...page, data: page.data.map(customerView) });
 };
 
 const listUsers: Handler = ({ account, params, query }) => {
@@ -22,11 +23,11 @@ const listUsers: Handler = ({ account, params, query }) => {
 
 export const customerHandlers: Record<string, Handler> = {
   listCustomers,
-  createCustomer: ({ deps, account, body }) => created(createCustomer(deps, account, body ?? {})),
-  getCustomer: ({ account, params }) => ok(getCustomer(account, params.id)),
-  updateCustomer: ({ deps, account, params, body }) => ok(updateCustomer(deps, account, params.id, body ?? {})),
-  archiveCustomer: ({ deps, account, params }) => ok(moveCustomer(deps, account, params.id, 'archive')),
-  restoreCustomer: ({ deps, account, params }) => ok(moveCustomer(deps, account, params.id, 'restore')),
+  createCustomer: ({ deps, account, body }) => created(customerView(createCustomer(deps, account, body ?? {}))),
+  getCustomer: ({ account, params }) => ok(customerView(getCustomer(account, params.id))),
+  updateCustomer: ({ deps, account, params, body }) => ok(customerView(updateCustomer(deps, account, params.id, body ?? {}))),
+  archiveCustomer: ({ deps, account, params }) => ok(customerView(moveCustomer(deps, account, params.id, 'archive'))),
+  restoreCustomer: ({ deps, account, params }) => ok(customerView(moveCustomer(deps, account, params.id, 'restore'))),
   listCustomerUsers: listUsers,
   createCustomerUser: ({ account, params, body }) => created(customerUserView(createCustomerUser(account, params.id, body))),
 };

@@ -180,7 +180,7 @@ function addMethod(deps: Deps, account: Account, method: PaymentMethodRecord): P
   const customer = getCustomer(account, method.customer_id);
   const first = customer.default_payment_method_id === null;
   const stored = paymentMethods(account).insert(method);
-  if (first) customers(account).update(customer.id, { default_payment_method_id: method.id, updated_at: account.clock.iso() });
+  if (first) customers(account).update(customer.id, { default_payment_method_id: method.id });
   deps.events.record(account, 'payment_method_added', stored.id, paymentMethodEventData(account, stored));
   if (first) {
     deps.events.record(account, 'default_payment_method_changed', customer.id, { customer_id: customer.id, payment_method_id: stored.id, previous_payment_method_id: null });
@@ -206,7 +206,7 @@ export function setDefaultMethod(deps: Deps, account: Account, customerId: strin
   const customer = getCustomer(account, customerId);
   const previous = customer.default_payment_method_id;
   if (previous === method.id) return false;
-  customers(account).update(customerId, { default_payment_method_id: method.id, updated_at: account.clock.iso() });
+  customers(account).update(customerId, { default_payment_method_id: method.id });
   deps.events.record(account, 'default_payment_method_changed', customerId, { customer_id: customerId, payment_method_id: method.id, previous_payment_method_id: previous });
   return true;
 }
@@ -217,7 +217,7 @@ export function deleteMethod(deps: Deps, account: Account, customerId: string, m
   const data = paymentMethodEventData(account, method);
   paymentMethods(account).remove(method.id);
   const customer = getCustomer(account, customerId);
-  if (customer.default_payment_method_id === method.id) customers(account).update(customerId, { default_payment_method_id: null, updated_at: account.clock.iso() });
+  if (customer.default_payment_method_id === method.id) customers(account).update(customerId, { default_payment_method_id: null });
   deps.events.record(account, 'payment_method_deleted', method.id, data);
   return method;
 }

@@ -82,8 +82,21 @@ export const TEST_ACCOUNT_FAILURES: Record<string, string> = {
 export const JOBS = { due: 'vendor_payment.due', send: 'vendor_payment.send', settle: 'vendor_payment.settle' } as const;
 
 export function vendorPaymentView(payment: VendorPayment) {
-  const { job_id: _job, fails_with: _fails, vendor_id: _vendor, ...shown } = payment;
-  return shown;
+  return {
+    id: payment.id,
+    bill_id: payment.bill_id,
+    status: payment.status,
+    hold_reason: payment.hold_reason,
+    created_at: payment.created_at,
+    updated_at: payment.updated_at,
+    payment_speed: payment.payment_speed,
+    attempt_number: payment.attempt_number,
+    payment_method_id: payment.payment_method_id,
+    failure_reason: payment.failure_reason,
+    estimated_arrival_date: payment.estimated_arrival_date,
+    hold_until: payment.hold_until,
+    sent_at: payment.sent_at,
+  };
 }
 
 /** The bill's payments (funding attempts), oldest first. */

@@ -219,7 +219,14 @@ export function findVendorByEmailOrName(account: Account, email: string | null, 
 // ---- data requests -------------------------------------------------------------------------------
 
 export function dataRequestView(request: VendorDataRequest) {
-  return request;
+  return {
+    id: request.id,
+    vendor_id: request.vendor_id,
+    status: request.status,
+    created_at: request.created_at,
+    expires_at: request.expires_at,
+    submitted_at: request.submitted_at,
+  };
 }
 
 function scheduleExpiry(deps: Deps, account: Account, request: VendorDataRequest): void {

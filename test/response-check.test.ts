@@ -1,0 +1,45 @@
+// The strict response check the other tests lean on: it must refuse an answer with a field the
+// document does not list (also inside pages built with allOf), keep free-form maps open, and hold a
+// forced answer with an undocumented status to the HttpError shape.
+import { describe, expect, it } from '@jest/globals';
+import { loadDocument } from '../src/http/openapi.js';
+import { ResponseChecker } from '../src/http/response-check.js';
+
+const checker = new ResponseChecker(loadDocument('openapi').document);
+const customer = { id: 'cus_1', created_at: '2026-01-01T00:00:00.000Z', status: 'active', name: 'A', default_payment_method_id: null };
+const page = (data: unknown[]) => ({ data, start_cursor: null, end_cursor: null, has_next_page: false, has_previous_page: false });
+
+describe('the strict response check', () => {
+  it('accepts a documented answer', () => {
+    expect(checker.check('getCustomer', 200, customer)).toBeNull();
+    expect(checker.check('listCustomers', 200, page([customer]))).toBeNull();
+  });
+
+  it('refuses a field the document does not list, at the top and inside an allOf page', () => {
+    expect(checker.check('getCustomer', 200, { ...customer, updated_at: 'x' })?.errors[0]).toMatchObject({ keyword: 'unevaluatedProperties', params: { unevaluatedProperty: 'updated_at' } });
+    expect(checker.check('listCustomers', 200, { ...page([customer]), total: 1 })?.errors[0]).toMatchObject({ params: { unevaluatedProperty: 'total' } });
+    expect(checker.check('listCustomers', 200, page([{ ...customer, secret: 's' }]))?.errors[0]).toMatchObject({ instancePath: '/data/0' });
+  });
+
+  it('still refuses a missing required field or a wrong type', () => {
+    const { status: _status, ...noStatus } = customer;
+    expect(checker.check('getCustomer', 200, noStatus)).not.toBeNull();
+    expect(checker.check('getCustomer', 200, { ...customer, status: 'gone' })).not.toBeNull();
+  });
+
+  it('keeps a free-form object open (the data of a webhook history record)', () => {
+    const record = {
+      id: 'whe_1', event_id: 'evt_1', subscription_id: 'wh_1', endpoint_url: 'https://r.test/h', entity_id: 'cus_1', idempotency_key: 'evt_1',
+      topic: 'customer_created', timestamp: '2026-01-01T00:00:00.000Z', status: 'sent', attempts: 1, last_error: null,
+      last_attempt_at: null, next_attempt_at: null, data: { customer_id: 'cus_1', anything: true },
+    };
+    expect(checker.check('listWebhookEvents', 200, page([record]))).toBeNull();
+  });
+
+  it('refuses an undocumented status, unless the answer was forced; a forced error body must still be an HttpError', () => {
+    const error = { code: 'teapot', message: 'I am a teapot', validation_errors: {} };
+    expect(checker.check('createCustomer', 418, error)?.errors[0].message).toMatch(/not documented/);
+    expect(checker.check('createCustomer', 418, error, { forced: true })).toBeNull();
+    expect(checker.check('createCustomer', 418, { ...error, stack: 'at x' }, { forced: true })).not.toBeNull();
+  });
+});
