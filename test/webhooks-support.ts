@@ -1,10 +1,8 @@
 // Shared set-up of the webhook tests: a sandbox that accepts http receivers, a local receiver (the
 // exported helper users get), a way to wait for deliveries, and the document's delivery schemas.
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-import type { ValidateFunction } from 'ajv';
 import type { SandboxConfig } from '../src/config.js';
 import { loadDocument } from '../src/http/openapi.js';
+import { responseCheckerFor } from '../src/http/response-check.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.js';
 import { WEBHOOKS_SERVICE, type WebhookQueue } from '../src/webhooks/queue.js';
 import type { Account } from '../src/store/store.js';
@@ -12,24 +10,10 @@ import { setup, START, type Api, type TestSandbox } from './helpers.js';
 
 export { START };
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-let ajv: Ajv2020 | undefined;
-const validators = new Map<string, ValidateFunction>();
-
-/** Check a delivered body against the document's `WebhookDelivery_<topic>` schema; answers the errors. */
+/** Check a delivered body against the document's closed `WebhookDelivery_<topic>` schema; answers the errors. */
 export function deliveryErrors(body: { topic?: string }): string[] {
-  if (!ajv) {
-    ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(ajv);
-    ajv.addSchema(loadDocument('openapi').document as object, 'openapi');
-  }
-  const topic = String(body.topic);
-  let validate = validators.get(topic);
-  if (!validate) {
-    validate = ajv.compile({ $ref: `openapi#/components/schemas/WebhookDelivery_${topic}` });
-    validators.set(topic, validate);
-  }
-  return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+  const problem = responseCheckerFor(loadDocument('openapi').document).checkComponent(`WebhookDelivery_${String(body.topic)}`, body);
+  return (problem?.errors ?? []).map((e) => `${e.instancePath} ${e.message}${e.params?.unevaluatedProperty ? ` (${e.params.unevaluatedProperty})` : ''}`);
 }
 
 export interface WebhookSandbox {

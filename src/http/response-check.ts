@@ -51,11 +51,25 @@ export class ResponseChecker {
     return validate(body) ? null : { errors: validate.errors ?? [] };
   }
 
-  private httpErrorValidator: ValidateFunction | undefined;
+  /** Check a value against a closed component schema (a webhook delivery body, for instance). */
+  checkComponent(name: string, value: unknown): ResponseProblem | null {
+    const validate = this.component(name);
+    return validate(value) ? null : { errors: validate.errors ?? [] };
+  }
+
+  private readonly components = new Map<string, ValidateFunction>();
+
+  private component(name: string): ValidateFunction {
+    let validate = this.components.get(name);
+    if (!validate) {
+      validate = this.ajv.compile(this.closed({ $ref: `#/components/schemas/${name}` }, false, []));
+      this.components.set(name, validate);
+    }
+    return validate;
+  }
 
   private httpError(): ValidateFunction {
-    this.httpErrorValidator ??= this.ajv.compile(this.closed({ $ref: '#/components/schemas/HttpError' }, false, []));
-    return this.httpErrorValidator;
+    return this.component('HttpError');
   }
 
   /** The closed schema of the operation's answer with this status; {} for a documented answer without a body schema. */
