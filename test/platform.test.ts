@@ -173,17 +173,23 @@ describe('the account clock', () => {
   });
 });
 
-describe('persistence with --data', () => {
-  let dir: string;
+/** A fresh temporary directory per test of the block, removed after it. */
+function useTempDir(prefix: string): () => string {
+  let dir = '';
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'sandbox-data-'));
+    dir = await mkdtemp(join(tmpdir(), prefix));
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
   });
+  return () => dir;
+}
+
+describe('persistence with --data', () => {
+  const tempDir = useTempDir('sandbox-data-');
 
   it('keeps accounts, partners, keys and the clock across a restart, coalescing a burst into one write', async () => {
-    const file = join(dir, 'data.json');
+    const file = join(tempDir(), 'data.json');
     // A long gathering window makes the burst deterministic: the explicit flush is its one write.
     const first = await setup({ dataFile: file, flushDelayMs: 60_000 });
     const client = first.as(await first.token());
@@ -210,16 +216,10 @@ describe('persistence with --data', () => {
 });
 
 describe('data files written by other versions', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'sandbox-old-data-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const tempDir = useTempDir('sandbox-old-data-');
 
   it('refuses a file of another format version and leaves it as it was', async () => {
-    const file = join(dir, 'data.json');
+    const file = join(tempDir(), 'data.json');
     const foreign = JSON.stringify({ version: 2, accounts: { kept: true } });
     await writeFile(file, foreign);
     await expect(setup({ dataFile: file })).rejects.toThrow(/format version 2/);
@@ -227,7 +227,7 @@ describe('data files written by other versions', () => {
   });
 
   it('shows only documented fields when stored records carry fields an older version kept', async () => {
-    const file = join(dir, 'data.json');
+    const file = join(tempDir(), 'data.json');
     const first = await setup({ dataFile: file });
     const client = first.as(await first.token());
     const customer = (await client.post('/customers', { name: 'Kept' })).body;
