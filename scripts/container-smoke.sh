@@ -18,6 +18,8 @@ NAME="billing-sandbox-smoke-$$"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/billing-sandbox-container.XXXXXX")"
 
 log() { printf '[container-smoke] %s\n' "$*"; }
+# shellcheck source=smoke-lib.sh
+source "$SCRIPTS_DIR/smoke-lib.sh"
 fail() { log "FAIL: $*"; exit 1; }
 skip() {
   if [[ "${CONTAINER_SMOKE_REQUIRED:-}" == 1 ]]; then fail "containers cannot run here: $*"; fi
@@ -140,13 +142,7 @@ if ! probe="$("${RUN[@]}" run --rm "${RUN_LIMITS[@]}" --network none "$BASE" nod
 fi
 
 # --- the image from the repository's Dockerfile --------------------------------------------------
-CONTEXT="$ROOT_DIR"
-if [[ "${SMOKE_SOURCE:-}" == head ]]; then
-  CONTEXT="$WORK/context"
-  mkdir -p "$CONTEXT"
-  git -C "$ROOT_DIR" archive HEAD | tar -x -C "$CONTEXT"
-  log "building from the last commit $(git -C "$ROOT_DIR" rev-parse --short HEAD)"
-fi
+CONTEXT="$(source_tree "$WORK/context" "building from")"
 log "building $IMAGE from Dockerfile (BASE_IMAGE=$BASE)"
 started=$SECONDS
 if ! "${PODMAN[@]}" build --isolation=chroot --format docker --pull=never --layers=false \

@@ -15,6 +15,8 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/billing-sandbox-pack.XXXXXX")"
 SANDBOX_PID=""
 
 log() { printf '[pack-smoke] %s\n' "$*"; }
+# shellcheck source=smoke-lib.sh
+source "$SCRIPTS_DIR/smoke-lib.sh"
 fail() { log "FAIL: $*"; [[ -f "$WORK/out.log" ]] && tail -n 30 "$WORK/out.log"; exit 1; }
 cleanup() {
   local status=$?
@@ -28,14 +30,8 @@ trap cleanup EXIT
 if [[ -n "${PACK_TARBALL:-}" ]]; then
   TARBALL="$(readlink -f "$PACK_TARBALL")"
 else
-  SOURCE="$ROOT_DIR"
-  if [[ "${SMOKE_SOURCE:-}" == head ]]; then
-    SOURCE="$WORK/source"
-    mkdir -p "$SOURCE"
-    git -C "$ROOT_DIR" archive HEAD | tar -x -C "$SOURCE"
-    log "packing the last commit $(git -C "$ROOT_DIR" rev-parse --short HEAD)"
-    (cd "$SOURCE" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  fi
+  SOURCE="$(source_tree "$WORK/source" "packing")"
+  if [[ "$SOURCE" != "$ROOT_DIR" ]]; then (cd "$SOURCE" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); fi
   [[ -d "$SOURCE/node_modules" ]] || fail "run npm ci first: the prepack build needs the dev dependencies"
   log "npm pack (prepack builds dist/)"
   (cd "$SOURCE" && npm pack --pack-destination "$WORK" --loglevel=error >"$WORK/pack.log" 2>&1) || { cat "$WORK/pack.log"; fail "npm pack failed"; }
