@@ -124,6 +124,13 @@ describe('bills', () => {
     expect(await ids('source=accounting_integration')).toEqual([synced.body.bills[0].id]);
     expect(await ids(`vendor_id=${b.id}&source=manual`)).toEqual([b2.id]);
     expect((await p.api.get('/bills?status=open')).status).toBe(400);
+    // The status filter walks a status index: it must follow bills as they move.
+    await p.api.post(`/bills/${b1.id}/submit`).expect(200);
+    expect(await ids('status=needs_approval')).toEqual([b2.id, b1.id]);
+    expect(await ids('status=draft')).toEqual([synced.body.bills[0].id]);
+    await p.api.post(`/bills/${b2.id}/reject`, { reason: 'wrong amount' }).expect(200);
+    expect(await ids('status=needs_approval')).toEqual([b1.id]);
+    expect(await ids('status=draft')).toEqual([synced.body.bills[0].id, b2.id]);
     const page = await p.api.get('/bills?limit=2');
     expect(page.body.data).toHaveLength(2);
     expect(page.body.has_next_page).toBe(true);

@@ -69,6 +69,9 @@ describe('invoice status on the clock', () => {
     expect((await api.get(`/invoices/${inv.id}`)).body.status).toBe('UPCOMING');
     await advance(15 * 3600); // 2026-03-04 00:00
     expect((await api.get(`/invoices/${inv.id}`)).body.status).toBe('OVERDUE');
+    // ?status= walks a status index, which follows the change made on the clock.
+    expect((await api.get('/invoices?status=OVERDUE')).body.data.map((i: { id: string }) => i.id)).toEqual([inv.id]);
+    expect((await api.get('/invoices?status=UPCOMING')).body.data).toEqual([]);
     expect(events(sb, 'invoice_updated').map((e) => [e.entity_id, e.data.status, e.timestamp])).toEqual([[inv.id, 'OVERDUE', '2026-03-04T00:00:00.000Z']]);
   });
 

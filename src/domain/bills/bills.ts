@@ -59,7 +59,7 @@ export interface Bill {
   document: BillDocumentRecord | null;
 }
 
-export const bills = defineCollection<Bill>('bills', ['vendor_id']);
+export const bills = defineCollection<Bill>('bills', ['vendor_id', 'status']);
 
 /** Sandbox choice: bulk operations take at most this many ids (more is a 400). */
 export const MAX_BULK_IDS = 100;
@@ -306,7 +306,9 @@ export function listBills(account: Account, page: { limit?: number; after?: stri
     (!f.status || b.status === f.status) &&
     (!f.bill_number || b.number === f.bill_number) &&
     (!f.source || b.source === f.source);
-  return bills(account).page({ ...page, filter, where: f.vendor_id ? { field: 'vendor_id', value: f.vendor_id } : undefined });
+  // Walk the vendor's bills, or those of the status asked for, rather than every bill.
+  const where = f.vendor_id ? { field: 'vendor_id', value: f.vendor_id } : f.status ? { field: 'status', value: f.status } : undefined;
+  return bills(account).page({ ...page, filter, where });
 }
 
 export interface BulkResult {

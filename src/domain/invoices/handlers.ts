@@ -39,7 +39,8 @@ const listInvoices: Handler = ({ account, query }) => {
     return (!createdIn || createdIn(i.created_at)) && due >= dueFrom && due <= dueTo &&
       (!query.status || i.status === query.status) && (!query.invoice_number || i.invoice_number === query.invoice_number);
   };
-  const where = query.customer_id ? { field: 'customer_id', value: String(query.customer_id) } : undefined;
+  const where = query.customer_id ? { field: 'customer_id', value: String(query.customer_id) }
+    : query.status ? { field: 'status', value: String(query.status) } : undefined;
   const page = invoices(account).page({ ...pageParams(query), filter, where });
   return ok({ ...page, data: page.data.map(invoiceView) });
 };

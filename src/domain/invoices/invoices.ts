@@ -58,7 +58,7 @@ export interface InvoiceInput {
   line_items: Array<{ description?: string; quantity?: number; amount: number }>;
 }
 
-export const invoices = defineCollection<Invoice>('invoices', ['customer_id']);
+export const invoices = defineCollection<Invoice>('invoices', ['customer_id', 'status']);
 
 // The spec names the states but not the moves; these follow the money. Archive of a paid or
 // in-flight invoice is refused with 400 (the spec lists 400 for archive and restore).

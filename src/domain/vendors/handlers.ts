@@ -13,7 +13,8 @@ const listVendors: Handler = ({ account, query }) => {
     (query.is_active === undefined || (v.status === 'active') === query.is_active) &&
     (!query.origin || v.origin === query.origin) &&
     (!name || v.name.toLowerCase().includes(name));
-  const page = vendors(account).page({ ...pageParams(query), filter });
+  const where = query.is_active === undefined ? undefined : { field: 'status', value: query.is_active ? 'active' : 'inactive' };
+  const page = vendors(account).page({ ...pageParams(query), filter, where });
   return ok({ ...page, data: page.data.map(vendorView) });
 };
 

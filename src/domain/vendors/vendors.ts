@@ -56,7 +56,7 @@ export interface VendorDataRequest {
   submitted_at: string | null;
 }
 
-export const vendors = defineCollection<Vendor>('vendors', ['email_key', 'name_key', 'tax_id_key']);
+export const vendors = defineCollection<Vendor>('vendors', ['email_key', 'name_key', 'tax_id_key', 'status']);
 export const vendorDataRequests = defineCollection<VendorDataRequest>('vendor_data_requests', ['vendor_id']);
 
 // The spec gives deactivate a 422 and no conflict status, so an illegal move answers 422.
