@@ -59,6 +59,21 @@ describe('vendors', () => {
     expect((await api.get('/vendors')).body.data).toHaveLength(1);
   });
 
+  it('refuses a tax_id another vendor has on PATCH and on a data-request submit with 422, changing nothing', async () => {
+    await api.post('/vendors', { name: 'A', tax_id: '12-3456789' }).expect(201);
+    const { body: b } = await api.post('/vendors', { name: 'B', tax_id: '98-7654321' }).expect(201);
+    const patched = await api.patch(`/vendors/${b.id}`, { tax_id: '12-3456789', phone: '+1 555 0100' });
+    expect(patched.status).toBe(422);
+    expect(patched.body.validation_errors).toHaveProperty('tax_id');
+    expect((await api.get(`/vendors/${b.id}`)).body).toMatchObject({ tax_id: '98-7654321', phone: null });
+    const { body: request } = await api.post(`/vendors/${b.id}/data-request`).expect(201);
+    const submit = await sb.http.post(`/_sandbox/vendors/${b.id}/data-requests/${request.id}/submit`).send({ tax_id: '12-3456789', email: 'b@b.test' });
+    expect(submit.status).toBe(422);
+    expect(submit.body.validation_errors).toHaveProperty('tax_id');
+    expect((await api.get(`/vendors/${b.id}`)).body).toMatchObject({ tax_id: '98-7654321', email: null });
+    expect((await api.get(`/vendors/${b.id}/data-requests`)).body.data[0].status).toBe('pending');
+  });
+
   it('patches the given fields; bank_account is not patchable', async () => {
     const { body: v } = await api.post('/vendors', { name: 'Old', city: 'Austin' });
     sb.time.now += 60_000;
