@@ -1,22 +1,56 @@
 // Owns POST /_sandbox/accounting/sync: objects created as if synced from an external accounting
-// integration. Each kind checks its items against the API's own create schema, then creates them.
+// integration. Each kind checks its items against the API's own create schema and rules; nothing is
+// created unless every item passes. Later kinds may reference earlier items of the same sync.
 import type { HandlerContext } from '../http/context.js';
-import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { ApiError, invalidFields } from '../http/errors.js';
 import { validationErrors } from '../http/openapi.js';
-import { createCustomer, type CustomerInput } from '../domain/customers/customers.js';
+import { createCustomer, customerView, type CustomerInput } from '../domain/customers/customers.js';
 import { createVendor, checkVendorInput, vendorKey, vendorView, type VendorInput } from '../domain/vendors/vendors.js';
 import { billView, checkBillInput, createBill, type BillInput } from '../domain/bills/bills.js';
-import { createInvoice, invoiceView, type InvoiceInput } from '../domain/invoices/invoices.js';
-import { customers } from '../domain/customers/customers.js';
+import { checkInvoiceInput, createInvoice, invoiceView, type InvoiceInput } from '../domain/invoices/invoices.js';
+
+/** The order kinds are created in: an item may name an item of an earlier kind (see SyncRefs). */
+export const SYNC_ORDER = ['customers', 'invoices', 'vendors', 'bills'] as const;
+export type SyncKind = (typeof SYNC_ORDER)[number];
+
+/**
+ * An invoice's customer_id may be `$customers[N]` and a bill's vendor_id `$vendors[N]`: the Nth
+ * customer or vendor of the same sync, whose id does not exist before the sync runs.
+ */
+const REFERENCE = /^\$(customers|vendors)\[(\d+)\]$/;
+
+export interface SyncRefs {
+  /** How many items of each kind the sync holds (for checking references). */
+  counts: Record<SyncKind, number>;
+  /** Ids created so far, per kind, in item order (for resolving references). */
+  created: Record<SyncKind, string[]>;
+}
+
+/** Whether `value` references an item of `kind` in this sync; a reference out of range is a 400 naming `field`. */
+function isReference(value: unknown, kind: 'customers' | 'vendors', refs: SyncRefs, field: string): boolean {
+  const match = typeof value === 'string' ? REFERENCE.exec(value) : null;
+  if (!match) return false;
+  if (match[1] !== kind || Number(match[2]) >= refs.counts[kind]) {
+    throw invalidFields({ [field]: `references ${value}, but this sync has ${refs.counts[kind]} ${kind} (use $${kind}[0] to $${kind}[${Math.max(0, refs.counts[kind] - 1)}])` });
+  }
+  return true;
+}
+
+/** The created id a reference stands for, or the value itself. */
+function resolved(value: string, refs: SyncRefs): string {
+  const match = REFERENCE.exec(value);
+  return match ? refs.created[match[1] as SyncKind][Number(match[2])] : value;
+}
 
 export interface Syncer {
-  /** Throw a 400 naming `kind[i].field` for any item that the create operation would refuse. */
-  check(ctx: HandlerContext, items: unknown[]): void;
-  create(ctx: HandlerContext, item: unknown): unknown;
+  /** Throw a 400 (or 422) naming `kind[i].field` for any item that the create operation would refuse. */
+  check(ctx: HandlerContext, items: unknown[], refs: SyncRefs): void;
+  /** Create one item; answers its id (for references) and its view. */
+  create(ctx: HandlerContext, item: unknown, refs: SyncRefs): { id: string; view: unknown };
 }
 
 /** Check sync items against the request body schema of an API operation. */
-export function checkAgainst(ctx: HandlerContext, kind: string, operationId: string, method: string, path: string, items: unknown[]): void {
+function checkAgainst(ctx: HandlerContext, kind: string, operationId: string, method: string, path: string, items: unknown[]): void {
   const api = ctx.req.app.locals.api.backendFor();
   const errors: Record<string, string> = {};
   items.forEach((item, i) => {
@@ -26,27 +60,29 @@ export function checkAgainst(ctx: HandlerContext, kind: string, operationId: str
   if (Object.keys(errors).length) throw invalidFields(errors);
 }
 
-export const syncers: Record<string, Syncer> = {
+const syncers: Record<SyncKind, Syncer> = {
   customers: {
     check: (ctx, items) => checkAgainst(ctx, 'customers', 'createCustomer', 'POST', '/customers', items),
     create: (ctx, item) => {
       const input = item as CustomerInput;
-      return createCustomer(ctx.deps, ctx.account, { ...input, customer_integration_id: input.customer_integration_id ?? ctx.account.newId('acc') });
+      const customer = createCustomer(ctx.deps, ctx.account, { ...input, customer_integration_id: input.customer_integration_id ?? ctx.account.newId('acc') });
+      return { id: customer.id, view: customerView(customer) };
     },
   },
   // Synced invoices (source accounting_integration) are the only ones that accept a PDF upload.
   invoices: {
-    check: (ctx, items) => {
+    check: (ctx, items, refs) => {
       checkAgainst(ctx, 'invoices', 'createInvoice', 'POST', '/invoices', items);
-      items.forEach((item, i) => {
-        const customerId = (item as InvoiceInput).customer_id;
-        const customer = customers(ctx.account).get(customerId);
-        if (!customer || customer.status !== 'active') {
-          throw new ApiError(Errors.unprocessable, { message: `No active customer with id ${customerId} in this account.`, validation_errors: { [`invoices[${i}].customer_id`]: 'is not an active customer of this account' } });
-        }
-      });
+      items.forEach((item, i) => prefixed(`invoices[${i}].`, () => {
+        const input = item as InvoiceInput;
+        checkInvoiceInput(ctx.account, input, { customerInSync: isReference(input.customer_id, 'customers', refs, 'customer_id') });
+      }));
     },
-    create: (ctx, item) => invoiceView(createInvoice(ctx.deps, ctx.account, item as InvoiceInput, { source: 'accounting_integration' })),
+    create: (ctx, item, refs) => {
+      const input = item as InvoiceInput;
+      const invoice = createInvoice(ctx.deps, ctx.account, { ...input, customer_id: resolved(input.customer_id, refs) }, { source: 'accounting_integration' });
+      return { id: invoice.id, view: invoiceView(invoice) };
+    },
   },
   vendors: {
     check: (ctx, items) => {
@@ -60,16 +96,48 @@ export const syncers: Record<string, Syncer> = {
         if (taxId) taxIds.add(taxId);
       });
     },
-    create: (ctx, item) => vendorView(createVendor(ctx.deps, ctx.account, item as VendorInput, { origin: 'accounting_integration' })),
+    create: (ctx, item) => {
+      const vendor = createVendor(ctx.deps, ctx.account, item as VendorInput, { origin: 'accounting_integration' });
+      return { id: vendor.id, view: vendorView(vendor) };
+    },
   },
   bills: {
-    check: (ctx, items) => {
+    check: (ctx, items, refs) => {
       checkAgainst(ctx, 'bills', 'createBill', 'POST', '/bills', items);
-      items.forEach((item, i) => prefixed(`bills[${i}].`, () => checkBillInput(ctx.account, item as BillInput)));
+      items.forEach((item, i) => prefixed(`bills[${i}].`, () => {
+        const input = item as BillInput;
+        checkBillInput(ctx.account, input, { vendorInSync: isReference(input.vendor_id, 'vendors', refs, 'vendor_id') });
+      }));
     },
-    create: (ctx, item) => billView(ctx.account, createBill(ctx.deps, ctx.account, item as BillInput, { source: 'accounting_integration' })),
+    create: (ctx, item, refs) => {
+      const input = item as BillInput;
+      const bill = createBill(ctx.deps, ctx.account, { ...input, vendor_id: resolved(input.vendor_id, refs) }, { source: 'accounting_integration' });
+      return { id: bill.id, view: billView(ctx.account, bill) };
+    },
   },
 };
+
+/**
+ * Check every item of every kind first, so a bad one changes nothing; then create kind by kind in
+ * SYNC_ORDER, resolving references to items created before.
+ */
+export function runSync(ctx: HandlerContext, body: Partial<Record<SyncKind, unknown[]>>): Record<SyncKind, unknown[]> {
+  const refs: SyncRefs = {
+    counts: { customers: 0, invoices: 0, vendors: 0, bills: 0 },
+    created: { customers: [], invoices: [], vendors: [], bills: [] },
+  };
+  for (const kind of SYNC_ORDER) refs.counts[kind] = body[kind]?.length ?? 0;
+  for (const kind of SYNC_ORDER) syncers[kind].check(ctx, body[kind] ?? [], refs);
+  const result: Record<SyncKind, unknown[]> = { customers: [], invoices: [], vendors: [], bills: [] };
+  for (const kind of SYNC_ORDER) {
+    for (const item of body[kind] ?? []) {
+      const { id, view } = syncers[kind].create(ctx, item, refs);
+      refs.created[kind].push(id);
+      result[kind].push(view);
+    }
+  }
+  return result;
+}
 
 /** Run a check, naming its fields under the sync item's prefix (vendors[2].tax_id). */
 function prefixed(prefix: string, check: () => void): void {

@@ -10,7 +10,7 @@ import { TokenSigner } from '../auth/tokens.js';
 import { ApiError, Errors } from '../http/errors.js';
 import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
 import type { Account } from '../store/store.js';
-import { syncers } from './accounting-sync.js';
+import { runSync, SYNC_ORDER } from './accounting-sync.js';
 
 /** Admin token check, then the account the call acts on. */
 export async function resolveControlPrincipal(deps: Deps, req: Request): Promise<Principal & { explicit: boolean }> {
@@ -80,17 +80,11 @@ const advanceClock: Handler = async ({ deps, account, body }) => {
 
 const accountingSync: Handler = async (ctx: HandlerContext) => {
   const body = ctx.body ?? {};
-  const result: Record<string, unknown[]> = {};
-  const unknown = Object.keys(body).filter((kind) => !syncers[kind]);
+  const unknown = Object.keys(body).filter((kind) => !(SYNC_ORDER as readonly string[]).includes(kind));
   if (unknown.length) {
     throw new ApiError(Errors.notImplemented, { message: `Accounting sync of ${unknown.join(', ')} is not implemented by the sandbox yet.` });
   }
-  // Check every item first, so a bad one changes nothing.
-  for (const [kind, items] of Object.entries(body)) syncers[kind].check(ctx, items as unknown[]);
-  for (const [kind, items] of Object.entries(body)) {
-    result[kind] = (items as unknown[]).map((item) => syncers[kind].create(ctx, item));
-  }
-  return created({ customers: [], invoices: [], vendors: [], bills: [], ...result });
+  return created(runSync(ctx, body));
 };
 
 export const controlFeature: Feature = {

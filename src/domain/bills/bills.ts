@@ -5,6 +5,7 @@ import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import type { Page } from '../../store/collection.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { isCalendarDate } from '../dates.js';
+import { MAX_AMOUNT } from '../payments/money.js';
 import { defineMachine, transition } from '../machine.js';
 import { getVendor } from '../vendors/vendors.js';
 import { cancelOpenPayments, openPaymentsOf, paymentsOfBill, reschedulePayments, vendorPaymentView } from '../vendor-payments/vendor-payments.js';
@@ -150,6 +151,7 @@ function requireVendor(account: Account, vendorId: string): void {
 function checkAmountsAndDates(input: { amount?: number; issue_date?: string | null; due_date?: string | null; line_items?: BillLineItemInput[] }, linePrefix = 'line_items'): void {
   const errors: Record<string, string> = {};
   if (input.amount !== undefined && !(input.amount > 0)) errors.amount = 'must be greater than 0';
+  else if (input.amount !== undefined && input.amount > MAX_AMOUNT) errors.amount = `must be at most ${MAX_AMOUNT}`;
   if (input.amount !== undefined && Math.abs(input.amount * 100 - Math.round(input.amount * 100)) > 1e-6) {
     errors.amount ??= 'must have at most two decimal places (amounts are dollars and cents)';
   }
@@ -184,8 +186,9 @@ export function lineItems(input: BillLineItemInput[] | undefined, firstSequence 
 }
 
 /** Every rule createBill applies, without creating (accounting sync checks a whole batch first). */
-export function checkBillInput(account: Account, input: BillInput): void {
-  requireVendor(account, input.vendor_id);
+/** The create checks without creating; `vendorInSync`: the vendor is created earlier in the same accounting sync. */
+export function checkBillInput(account: Account, input: BillInput, { vendorInSync = false } = {}): void {
+  if (!vendorInSync) requireVendor(account, input.vendor_id);
   checkAmountsAndDates(input);
 }
 

@@ -3,7 +3,7 @@
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
-import { customers } from '../customers/customers.js';
+import { customers, type Customer } from '../customers/customers.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
 import { cents, isCents, MAX_AMOUNT } from '../payments/money.js';
 import { payInvoice } from '../payments/payments.js';
@@ -120,18 +120,35 @@ function checkLineItems(items: InvoiceInput['line_items']): InvoiceLineItem[] {
   return lines;
 }
 
-export function createInvoice(deps: Deps, account: Account, input: InvoiceInput, options: { source: InvoiceSource } = { source: 'api' }): Invoice {
-  const customer = customers(account).get(input.customer_id);
+function requireActiveCustomer(account: Account, customerId: string): Customer {
+  const customer = customers(account).get(customerId);
   if (!customer || customer.status !== 'active') {
     throw new ApiError(Errors.unprocessable, {
-      message: customer ? 'The customer is archived.' : `No customer with id ${input.customer_id} in this account.`,
+      message: customer ? 'The customer is archived.' : `No customer with id ${customerId} in this account.`,
       validation_errors: { customer_id: customer ? 'is archived' : 'does not exist' },
     });
   }
+  return customer;
+}
+
+/** Currency, line items and total: the checks of create that do not depend on the customer. */
+function checkedLines(input: InvoiceInput): { lineItems: InvoiceLineItem[]; subTotal: number } {
   if (input.currency !== undefined && input.currency !== 'USD') throw invalidFields({ currency: 'must be USD' });
   const lineItems = checkLineItems(input.line_items ?? []);
   const subTotal = cents(lineItems.reduce((sum, l) => sum + l.total, 0));
   if (subTotal > MAX_AMOUNT) throw invalidFields({ line_items: `the total must be at most ${MAX_AMOUNT}` });
+  return { lineItems, subTotal };
+}
+
+/** The create checks without creating; `customerInSync`: the customer is created earlier in the same accounting sync. */
+export function checkInvoiceInput(account: Account, input: InvoiceInput, { customerInSync = false } = {}): void {
+  if (!customerInSync) requireActiveCustomer(account, input.customer_id);
+  checkedLines(input);
+}
+
+export function createInvoice(deps: Deps, account: Account, input: InvoiceInput, options: { source: InvoiceSource } = { source: 'api' }): Invoice {
+  const customer = requireActiveCustomer(account, input.customer_id);
+  const { lineItems, subTotal } = checkedLines(input);
   const now = account.clock.iso();
   const dueDate = input.due_date ?? account.clock.today();
   const invoice: Invoice = {
