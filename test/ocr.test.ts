@@ -109,6 +109,32 @@ describe('documents the sandbox cannot read', () => {
     expect(res.body.extracted_data.invoice_number).toBeNull();
   });
 
+  it('does not read a heading over a name starting with "No" as an invoice number, and warns about what it drops', async () => {
+    const { default: PDFDocument } = await import('pdfkit');
+    const doc = new PDFDocument();
+    const chunks: Buffer[] = [];
+    doc.on('data', (c: Buffer) => chunks.push(c));
+    const done = new Promise((r) => doc.on('end', r));
+    doc.text('INVOICE');
+    doc.text('Nova Plumbing');
+    doc.text('billing@nova-plumbing.test');
+    doc.text('Issue date: 2026-03-10');
+    doc.text('Due date: 2026-03-01');
+    doc.text('Total: 0.00');
+    doc.end();
+    await done;
+    const res = await upload(Buffer.concat(chunks), 'application/pdf');
+    expect(res.status).toBe(201);
+    expect(res.body.extracted_data).toMatchObject({ invoice_number: null, issue_date: '2026-03-10', due_date: '2026-03-01', total: 0 });
+    expect(res.body.warnings).toEqual(expect.arrayContaining([
+      'Could not read the invoice number.',
+      'Could not read the description.',
+      'The due date read (2026-03-01) is before the issue date (2026-03-10); the bill has no due date.',
+      'The total read is 0; the bill amount is 0 until it is set with PATCH /bills/{id}.',
+    ]));
+    expect((await p.api.get(`/bills/${res.body.bill_id}`)).body).toMatchObject({ number: null, due_date: null, issue_date: '2026-03-10', amount: 0 });
+  });
+
   it('warns about each field a text PDF does not carry', async () => {
     const { default: PDFDocument } = await import('pdfkit');
     const doc = new PDFDocument();
@@ -121,7 +147,7 @@ describe('documents the sandbox cannot read', () => {
     const res = await upload(Buffer.concat(chunks), 'application/pdf');
     expect(res.body.warnings).toEqual(expect.arrayContaining([
       'Could not read the invoice number.', 'Could not read the issue date.', 'Could not read the due date.', 'Could not read the total.',
-      'Could not read the vendor name.', 'Could not read the vendor email.', 'Could not read any line items.',
+      'Could not read the vendor name.', 'Could not read the vendor email.', 'Could not read the description.', 'Could not read any line items.',
     ]));
   });
 });

@@ -95,7 +95,9 @@ const MONEY = String.raw`(?:USD|US\$|\$)?\s*(-?[0-9][0-9,]*(?:\.[0-9]{1,2})?)`;
  * start of a line or after a run of spaces, so two-column layouts read as well as stacked ones.
  */
 const PATTERNS = {
-  invoiceNumber: /(?:invoice|bill)\s*(?:number|no\.?|num\.?|#)\s*[:#]?\s*#?\s*([A-Z0-9][A-Z0-9\-/.]*[A-Z0-9])/i,
+  // Label and number on one line ([ \t], not \s), and "no"/"num" as whole words: otherwise a heading
+  // "INVOICE" over "Northwind Traders" would read as invoice number "rthwind".
+  invoiceNumber: /\b(?:invoice|bill)[ \t]*(?:number|no(?![a-z])\.?|num(?![a-z])\.?|#)[ \t]*[:#]?[ \t]*#?[ \t]*([A-Z0-9][A-Z0-9\-/.]*[A-Z0-9])/i,
   issueDate: new RegExp(String.raw`(?:invoice date|issue date|date of issue|issued(?: on)?|bill date|date)\s*:?\s*${DATE}`, 'i'),
   dueDate: new RegExp(String.raw`(?:due date|payment due|due by|due on|due)\s*:?\s*${DATE}`, 'i'),
   total: [

@@ -22,6 +22,7 @@ const FIELD_LABELS: Array<[keyof ExtractedData, string]> = [
   ['total', 'total'],
   ['vendor_name', 'vendor name'],
   ['vendor_email', 'vendor email'],
+  ['description', 'description'],
 ];
 
 /** A name safe in a URL path segment, keeping the extension. */
@@ -55,9 +56,11 @@ export async function uploadBill(deps: Deps, account: Account, input: UploadInpu
       : `Vendor not matched; a vendor was created with origin ocr (${vendor.id}).`);
   }
   if (extracted.total === null) warnings.push('The bill amount is 0 until it is set with PATCH /bills/{id}.');
+  else if (!(extracted.total > 0)) warnings.push(`The total read is ${extracted.total}; the bill amount is 0 until it is set with PATCH /bills/{id}.`);
 
   const issue = extracted.issue_date;
   const due = extracted.due_date && (!issue || extracted.due_date >= issue) ? extracted.due_date : null;
+  if (extracted.due_date && !due) warnings.push(`The due date read (${extracted.due_date}) is before the issue date (${issue}); the bill has no due date.`);
   const bill: Bill = createBill(deps, account, {
     vendor_id: vendor.id,
     amount: extracted.total !== null && extracted.total > 0 ? extracted.total : 0,
