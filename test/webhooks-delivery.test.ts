@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../src/faults.js';
+import { subscriptions } from '../src/webhooks/subscriptions.js';
 import { at, deliveryErrors, webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
 
 let w: WebhookSandbox;
@@ -308,6 +309,34 @@ describe('receivers that misbehave', () => {
     await w.settle();
     expect((await history()).data[0]).toMatchObject({ status: 'sent', attempts: 1 });
     expect(written).toBeLessThan(64 * 1024 * 1024);
+  });
+});
+
+describe('secrets a header cannot carry', () => {
+  it.each([['a non-ASCII character', 'whsec_\u2713_1234'], ['a line break', 'whsec_a\nb'], ['a space', 'whsec a'], ['257 characters', 'x'.repeat(257)]])(
+    'refuses a secret_key with %s with 400 and stores nothing', async (_label, secret) => {
+      w = await webhookSandbox();
+      const res = await w.api.post('/webhooks', { endpoint_url: `${w.receiver.url}/hooks`, topic: 'customer_created', secret_key: secret });
+      expect(res.status).toBe(400);
+      expect(res.body.validation_errors).toHaveProperty('secret_key');
+      expect((await w.api.get('/webhooks')).body.data).toEqual([]);
+    });
+
+  it('turns a stored secret Node cannot send (from an older data file) into failed attempts on the retry schedule, and keeps serving', async () => {
+    w = await webhookSandbox();
+    const sub = await w.subscribe('customer_created', '/hooks', 'whsec_fine_1234');
+    // What an older version could have stored: a secret with a character no header may carry.
+    subscriptions(w.account).update(sub.id, { secret_key: 'whsec_\u2713_1234' });
+    await customer('Acme');
+    await w.settle();
+    const [attempt] = await attemptsLog();
+    expect(attempt).toMatchObject({ attempt: 1, status_code: null, error: 'request not sent: ERR_INVALID_CHAR', next_attempt_at: at(90) });
+    expect(w.receiver.deliveries).toEqual([]);
+    // The sandbox still answers, and the next attempt waits for its time.
+    await customer('Serving');
+    expect(await attemptsLog()).toHaveLength(1);
+    await w.sb.advance(90).expect(200);
+    expect((await attemptsLog()).map((a) => a.attempt)).toEqual([2, 1]);
   });
 });
 

@@ -52,8 +52,16 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
     };
     if (secretKey) headers.Authorization = `Bearer ${secretKey}`;
     const client = target.protocol === 'https:' ? https : http;
-    // A fresh connection per attempt (agent: false): a receiver that misbehaves cannot poison a pool.
-    const req = client.request(target, { method: 'POST', headers, agent: false });
+    let req: http.ClientRequest;
+    try {
+      // A fresh connection per attempt (agent: false): a receiver that misbehaves cannot poison a pool.
+      req = client.request(target, { method: 'POST', headers, agent: false });
+    } catch (error) {
+      // Node refuses some requests before sending anything (a header with a character it cannot
+      // carry, say, from a secret stored by an older version): a failed attempt like any other.
+      resolve({ ok: false, status_code: null, error: `request not sent: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, duration_ms: elapsed() });
+      return;
+    }
     const timer = setTimeout(() => {
       finish({ ok: false, status_code: null, error: `timed out after ${options.timeoutMs} ms` });
       req.destroy();

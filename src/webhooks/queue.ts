@@ -184,9 +184,13 @@ export class WebhookQueue {
       if (d) {
         const at = account.clock.iso();
         const event = eventOf(account, d);
-        d.attempts += 1;
-        d.last_attempt_at = at;
-        d.last_error = 'interrupted: the sandbox stopped during this attempt; sent again';
+        // Attempted and not delivered: failed (through the table), and sent again below at once.
+        deliveries(account).update(d.id, {
+          status: transition(deliveryMachine, d.status, 'attempt_failed'),
+          attempts: d.attempts + 1,
+          last_attempt_at: at,
+          last_error: 'interrupted: the sandbox stopped during this attempt; sent again',
+        });
         this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, { ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt', duration_ms: 0 }, at, at);
       }
       state.in_flight = null;
@@ -228,7 +232,12 @@ export class WebhookQueue {
           continue;
         }
         const at = account.clock.iso();
-        const outcome = await this.send(account, delivery, sub, event);
+        // A fault of the sandbox's own is a failed attempt too, so it follows the retry schedule
+        // rather than being sent again at once, forever.
+        const outcome = await this.send(account, delivery, sub, event).catch((error: unknown) => {
+          this.deps.log.error({ err: error, account: account.id, delivery: delivery.id }, 'webhook attempt could not be made');
+          return { ok: false, status_code: null, error: 'internal error: the sandbox could not make this attempt', duration_ms: 0 };
+        });
         if (!current()) return;
         const dropped = state.queue[0] !== id; // its subscription was deleted while the attempt was under way
         this.settle(account, delivery, event, outcome, at, dropped);
@@ -236,6 +245,11 @@ export class WebhookQueue {
         if (!outcome.ok) return;
         sent += 1;
       }
+    } catch (error) {
+      // Anything else that breaks a run pauses the account (POST /webhooks/retry resumes it): a
+      // queue that kicked itself again at once would spin and starve every other request.
+      this.deps.log.error({ err: error, account: account.id }, 'webhook delivery run failed; delivery paused');
+      if (current()) state.paused = true;
     } finally {
       this.pumping.delete(account.id);
       account.changed();

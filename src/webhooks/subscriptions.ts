@@ -21,6 +21,9 @@ export const subscriptions = defineCollection<Subscription>('webhook_subscriptio
 
 export const MAX_URL_LENGTH = 2048;
 
+/** Visible ASCII only, as an HTTP header value of a bearer token can carry. */
+const SECRET_FORM = /^[\x21-\x7e]{1,256}$/;
+
 export interface SubscriptionInput {
   endpoint_url: string;
   topic: Topic;
@@ -65,7 +68,10 @@ export function checkEndpointUrl(deps: Deps, raw: string): string {
 
 export function createSubscription(deps: Deps, account: Account, input: SubscriptionInput): Subscription {
   const endpointUrl = checkEndpointUrl(deps, input.endpoint_url);
-  if (input.secret_key !== undefined && !input.secret_key.trim()) throw invalidFields({ secret_key: 'must not be blank' });
+  // The secret travels in an HTTP header: a character a header cannot carry would fail every attempt.
+  if (input.secret_key !== undefined && !SECRET_FORM.test(input.secret_key)) {
+    throw invalidFields({ secret_key: 'must be 1 to 256 visible ASCII characters (no spaces or control characters): it is sent in the Authorization header' });
+  }
   const now = account.clock.iso();
   return subscriptions(account).insert({
     id: account.newId('whs'),
