@@ -157,7 +157,8 @@ describe('bulk operations', () => {
     expect(res.body.results).toEqual([
       { bill_id: draft.id, success: true, error_reason: null },
       { bill_id: 'bill_unknown', success: false, error_reason: 'Bill not found' },
-      { bill_id: waiting.id, success: false, error_reason: expect.stringContaining('needs_approval') },
+      // Only moves a partner can ask for are named (not the sandbox's own process, settle, fail).
+      { bill_id: waiting.id, success: false, error_reason: 'Cannot submit a bill whose status is needs_approval; allowed: reject, delete, edit, set_pay_date, pay.' },
       { bill_id: draft.id, success: false, error_reason: expect.stringContaining('needs_approval') },
     ]);
     expect(await p.status(draft.id)).toBe('needs_approval');
@@ -209,6 +210,16 @@ describe('pay date', () => {
     expect((await p.api.post(`/bills/${bill.id}/pay-date`, {})).status).toBe(400);
     expect((await p.api.get(`/bills/${bill.id}`)).body.pay_date).toBe(today);
     expect((await p.api.post('/bills/bill_nope/pay-date', { pay_date: '2030-01-01' })).status).toBe(404);
+  });
+
+  it('answers 409 for a bill that cannot take a pay date, before looking at the date', async () => {
+    const v = await p.vendor();
+    const bill = await p.bill(v.id);
+    await p.api.delete(`/bills/${bill.id}`).expect(200);
+    const res = await p.api.post(`/bills/${bill.id}/pay-date`, { pay_date: '2020-01-01' });
+    expect(res.status).toBe(409);
+    expect(res.body.validation_errors).toEqual({ status: 'is deleted' });
+    expect((await p.api.get(`/bills/${bill.id}`)).body.pay_date).toBeNull();
   });
 });
 

@@ -12,6 +12,7 @@ export const deliveryMachine = defineMachine({
   resource: 'webhook delivery',
   states: ['pending', 'sent', 'failed'] as const,
   events: ['delivered', 'attempt_failed', 'dropped'] as const,
+  internal: ['delivered', 'attempt_failed', 'dropped'],
   table: {
     pending: { delivered: 'sent', attempt_failed: 'failed', dropped: 'failed' },
     failed: { delivered: 'sent', attempt_failed: 'failed', dropped: 'failed' },
@@ -95,8 +96,19 @@ export interface HistoryQuery {
   to_date?: string;
 }
 
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The spec says ISO 8601 for from_date and to_date, so a bare date (YYYY-MM-DD) is accepted too and
+ * covers its whole UTC day: from_date its first millisecond, to_date its last.
+ */
+function dayBound(value: string | undefined, end: boolean): string | undefined {
+  if (!value || !DATE_ONLY.test(value)) return value;
+  return `${value}T${end ? '23:59:59.999' : '00:00:00.000'}Z`;
+}
+
 export function listHistory(account: Account, query: HistoryQuery) {
-  const window = timeWindow(query.from_date, query.to_date);
+  const window = timeWindow(dayBound(query.from_date, false), dayBound(query.to_date, true));
   // Walk the status index when a status is asked for (the common "what failed?" question), else topic's.
   const where = query.status ? { field: 'status', value: query.status } : query.topic ? { field: 'topic', value: query.topic } : undefined;
   const topic = query.status ? query.topic : undefined;

@@ -75,6 +75,7 @@ export const billMachine = defineMachine({
   resource: 'bill',
   states: ['draft', 'needs_approval', 'processing', 'paid', 'deleted', 'failed'] as const,
   events: ['submit', 'reject', 'delete', 'edit', 'set_pay_date', 'pay', 'process', 'settle', 'fail', 'retry'] as const,
+  internal: ['process', 'settle', 'fail'],
   table: {
     draft: { submit: 'needs_approval', delete: 'deleted', edit: 'draft', set_pay_date: 'draft' },
     needs_approval: { reject: 'draft', delete: 'deleted', edit: 'needs_approval', set_pay_date: 'needs_approval', pay: 'needs_approval', process: 'processing', fail: 'failed' },
@@ -284,9 +285,10 @@ export function deleteBill(deps: Deps, account: Account, id: string, actor: Acto
 /** Set the pay date (YYYY-MM-DD, today or later on the account clock); open payments follow it. */
 export function setPayDate(deps: Deps, account: Account, id: string, payDate: string, actor: Actor = SYSTEM): Bill {
   const bill = getBill(account, id);
+  // The bill's state first: a paid or processing bill is a 409 whatever date is sent.
+  transition(billMachine, bill.status, 'set_pay_date');
   if (!isCalendarDate(payDate)) throw invalidFields({ pay_date: 'must be a date in the format YYYY-MM-DD' });
   if (payDate < account.clock.today()) throw invalidFields({ pay_date: `must not be in the past (today is ${account.clock.today()} on the account clock)` });
-  transition(billMachine, bill.status, 'set_pay_date');
   bills(account).update(id, { pay_date: payDate });
   moveBill(account, bill, 'set_pay_date', actor);
   reschedulePayments(deps, account, bill);

@@ -66,6 +66,7 @@ export const invoiceMachine = defineMachine({
   resource: 'invoice',
   states: ['UPCOMING', 'OVERDUE', 'RECEIVED', 'PAID', 'ARCHIVED'] as const,
   events: ['become_overdue', 'start_payment', 'settle', 'reopen', 'reopen_overdue', 'archive', 'restore', 'restore_overdue'] as const,
+  internal: ['become_overdue', 'settle', 'reopen', 'reopen_overdue', 'restore_overdue'],
   table: {
     UPCOMING: { become_overdue: 'OVERDUE', start_payment: 'RECEIVED', archive: 'ARCHIVED' },
     OVERDUE: { start_payment: 'RECEIVED', archive: 'ARCHIVED' },

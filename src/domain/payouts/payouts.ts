@@ -41,6 +41,7 @@ export const payoutMachine = defineMachine({
   resource: 'payout',
   states: ['scheduled', 'processing', 'succeeded', 'failed'] as const,
   events: ['process', 'pay', 'fail'] as const,
+  internal: ['process', 'pay', 'fail'],
   table: {
     scheduled: { process: 'processing' },
     processing: { pay: 'succeeded', fail: 'failed' },

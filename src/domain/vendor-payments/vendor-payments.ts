@@ -41,6 +41,7 @@ export const vendorPaymentMachine = defineMachine({
   resource: 'vendor payment',
   states: ['hold', 'waiting_pay_date', 'ready', 'processing', 'succeeded', 'failed', 'canceled'] as const,
   events: ['hold', 'release', 'reschedule', 'due', 'send', 'settle', 'fail', 'cancel'] as const,
+  internal: ['hold', 'release', 'reschedule', 'due', 'send', 'settle', 'fail'],
   table: {
     hold: { hold: 'hold', release: 'waiting_pay_date', reschedule: 'hold', fail: 'failed', cancel: 'canceled' },
     waiting_pay_date: { hold: 'hold', reschedule: 'waiting_pay_date', due: 'ready', fail: 'failed', cancel: 'canceled' },

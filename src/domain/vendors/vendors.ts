@@ -72,6 +72,7 @@ export const dataRequestMachine = defineMachine({
   resource: 'vendor data request',
   states: ['pending', 'submitted', 'expired'] as const,
   events: ['resend', 'submit', 'expire'] as const,
+  internal: ['expire'],
   table: {
     pending: { resend: 'pending', submit: 'submitted', expire: 'expired' },
     // A resend re-opens an expired request with a fresh expiry, as re-sending the email would.
