@@ -12,7 +12,7 @@ beforeEach(async () => {
   api = sb.as(await sb.token());
 });
 
-const sync = (body: unknown) => sb.http.post('/_sandbox/accounting/sync').send(body);
+const sync = (body: object) => sb.http.post('/_sandbox/accounting/sync').send(body);
 
 async function nothingCreated(): Promise<void> {
   for (const path of ['/customers', '/invoices', '/vendors', '/bills']) expect((await api.get(path)).body.data).toEqual([]);
