@@ -2,7 +2,7 @@
 // email or name (or a vendor created with origin ocr), images and text-less PDFs with warnings,
 // byte-signature and base64 checks, the 10 MB limit, and the signed document link.
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { imageOnlyPdf, labelledInvoice, letterheadInvoice, scannedJpeg, scannedPng, wordyInvoice } from './fixtures/ocr/invoices.js';
+import { imageOnlyPdf, labelledInvoice, letterheadInvoice, scannedJpeg, scannedPng, textPdf, wordyInvoice } from './fixtures/ocr/invoices.js';
 import { Payables } from './payables-helpers.js';
 
 let p: Payables;
@@ -110,20 +110,7 @@ describe('documents the sandbox cannot read', () => {
   });
 
   it('does not read a heading over a name starting with "No" as an invoice number, and warns about what it drops', async () => {
-    const { default: PDFDocument } = await import('pdfkit');
-    const doc = new PDFDocument();
-    const chunks: Buffer[] = [];
-    doc.on('data', (c: Buffer) => chunks.push(c));
-    const done = new Promise((r) => doc.on('end', r));
-    doc.text('INVOICE');
-    doc.text('Nova Plumbing');
-    doc.text('billing@nova-plumbing.test');
-    doc.text('Issue date: 2026-03-10');
-    doc.text('Due date: 2026-03-01');
-    doc.text('Total: 0.00');
-    doc.end();
-    await done;
-    const res = await upload(Buffer.concat(chunks), 'application/pdf');
+    const res = await upload(await textPdf(['INVOICE', 'Nova Plumbing', 'billing@nova-plumbing.test', 'Issue date: 2026-03-10', 'Due date: 2026-03-01', 'Total: 0.00']), 'application/pdf');
     expect(res.status).toBe(201);
     expect(res.body.extracted_data).toMatchObject({ invoice_number: null, issue_date: '2026-03-10', due_date: '2026-03-01', total: 0 });
     expect(res.body.warnings).toEqual(expect.arrayContaining([
@@ -136,15 +123,7 @@ describe('documents the sandbox cannot read', () => {
   });
 
   it('warns about each field a text PDF does not carry', async () => {
-    const { default: PDFDocument } = await import('pdfkit');
-    const doc = new PDFDocument();
-    const chunks: Buffer[] = [];
-    doc.on('data', (c: Buffer) => chunks.push(c));
-    const done = new Promise((r) => doc.on('end', r));
-    doc.text('Receipt from the corner shop. Thank you!');
-    doc.end();
-    await done;
-    const res = await upload(Buffer.concat(chunks), 'application/pdf');
+    const res = await upload(await textPdf(['Receipt from the corner shop. Thank you!']), 'application/pdf');
     expect(res.body.warnings).toEqual(expect.arrayContaining([
       'Could not read the invoice number.', 'Could not read the issue date.', 'Could not read the due date.', 'Could not read the total.',
       'Could not read the vendor name.', 'Could not read the vendor email.', 'Could not read the description.', 'Could not read any line items.',
