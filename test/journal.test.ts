@@ -130,6 +130,15 @@ describe('request journal', () => {
     const data = (await journal()).body.data;
     expect(data[0]).toMatchObject({ method: 'POST', status: 0, response: { body: null }, request: { body: { name: 'Lost' } } });
     expect(data[1]).toMatchObject({ method: 'GET', status: 503, response: { body: { code: 'service_unavailable' } } });
+    // ?status=0 finds the dropped connections (and only them); 1-99 is no status at all.
+    const dropped = await journal('?status=0');
+    expect(dropped.status).toBe(200);
+    expect(dropped.body.data).toEqual([data[0]]);
+    for (const bad of ['?status=50', '?status=-1', '?status=600']) {
+      const res = await journal(bad);
+      expect(res.status).toBe(400);
+      expect(res.body.validation_errors).toHaveProperty('status');
+    }
 
     const box = await setup({ rateLimit: 1 });
     const t = await box.token();

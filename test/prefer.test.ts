@@ -110,6 +110,16 @@ describe('Prefer: code=NNN', () => {
     expect((await api.get('/customers')).body.data).toEqual([]);
   });
 
+  it('answers DELETE /webhooks/{id} with an example that reads like a real deletion (is_active false)', async () => {
+    const sub = (await api.post('/webhooks', { endpoint_url: 'https://hooks.partner.example/billing', topic: 'invoice_paid' })).body;
+    const real = await api.delete(`/webhooks/${sub.id}`);
+    expect(real.status).toBe(200);
+    const forced = await api.delete('/webhooks/whs_any').set('Prefer', 'code=200');
+    expect(forced.status).toBe(200);
+    expect(Object.keys(forced.body).sort()).toEqual(Object.keys(real.body).sort());
+    expect([forced.body.is_active, real.body.is_active]).toEqual([false, false]);
+  });
+
   it('still authenticates first: a forced answer needs a valid token', async () => {
     const res = await sb.http.get('/customers').set('Prefer', 'code=200');
     expect(res.status).toBe(401);

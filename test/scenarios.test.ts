@@ -125,6 +125,13 @@ describe('loading scenario documents', () => {
     ['a missing name', { rules: [{ match: { method: 'GET' }, respond: { status: 503 } }] }, 'name'],
     ['no rules', { name: 'x', rules: [] }, 'rules'],
     ['an unknown method', { name: 'x', rules: [{ match: { method: 'FETCH' }, respond: { status: 503 } }] }, 'rules[0].match.method'],
+    ['a redirect status', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 302 } }] }, 'rules[0].respond.status'],
+    ['a success status the named operation does not document', { name: 'x', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 200 } }] }, 'rules[0].respond.status'],
+    ['a header name that is not an RFC 7230 token', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 503, headers: { 'Bad Header': 'x' } } }] }, 'rules[0].respond.headers.Bad Header'],
+    ['a header value with CR LF', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 503, headers: { 'X-Evil': 'a\r\nSet-Cookie: session=1' } } }] }, 'rules[0].respond.headers.X-Evil'],
+    ['a header value with a control character', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 503, headers: { 'X-Bell': 'a\u0007' } } }] }, 'rules[0].respond.headers.X-Bell'],
+    ['an empty topic list', { name: 'x', rules: [{ match: { topic: [] }, fail_delivery: { status: 503 } }] }, 'rules[0].match.topic'],
+    ['a topic list with an unknown topic', { name: 'x', rules: [{ match: { topic: ['invoice_paid', 'unicorn_born'] }, fail_delivery: { status: 503 } }] }, 'rules[0].match.topic'],
   ];
   it.each(bad)('refuses %s with 400 naming the field, and loads nothing', async (_what, doc, field) => {
     const res = await load(doc);
@@ -133,6 +140,54 @@ describe('loading scenario documents', () => {
     expect(res.body.message).toEqual(expect.stringContaining('scenario'));
     expect(Object.keys(res.body.validation_errors)).toContain(field);
     expect((await sb.http.get('/_sandbox/scenarios')).body.data).toEqual([]);
+  });
+
+  it('words the respond refusals for a person: redirect, header name and value, undocumented success', async () => {
+    const res = await load({ name: 'x', rules: [
+      { match: { method: 'GET' }, respond: { status: 301 } },
+      { match: { method: 'GET' }, respond: { status: 500, headers: { 'X(y)': 'v', 'X-Ok': 'tab\tand space are fine', 'X-Nl': 'a\nb' } } },
+      { match: { topic: 'nope' }, fail_delivery: { status: 503 } },
+    ] });
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toEqual({
+      'rules[0].respond.status': expect.stringMatching(/redirect/),
+      'rules[1].respond.headers.X(y)': expect.stringMatching(/RFC 7230 token/),
+      'rules[1].respond.headers.X-Nl': expect.stringMatching(/no CR, LF/),
+      'rules[2].match.topic': expect.stringMatching(/webhook topic, "\*"/),
+    });
+    // The operation checks run on a document that fits the schema.
+    const undocumented = await load({ name: 'x', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 204 } }] });
+    expect(undocumented.body.validation_errors).toEqual({
+      'rules[0].respond.status': '204 is not a documented success status of createCustomer (201): use one of those, an error status, or give a respond.body',
+    });
+  });
+
+  it('loads a success status without a body when the named operation documents it, and a given body for any status', async () => {
+    await load({ name: 'ok', rules: [
+      { match: { operation: 'createCustomer' }, nth: 1, respond: { status: 201, headers: { 'X-Scenario': 'fake-create' } } },
+      { match: { operation: 'createCustomer' }, nth: 2, respond: { status: 202, body: { queued: true } } },
+    ] }).expect(201);
+    const first = await api.post('/customers', { name: 'A' });
+    expect([first.status, first.headers['x-scenario']]).toEqual([201, 'fake-create']);
+    const second = await api.post('/customers', { name: 'B' });
+    expect([second.status, second.body]).toEqual([202, { queued: true }]);
+    expect(await customerCount()).toBe(0);
+  });
+
+  it('answers 400 naming the rule, as Prefer does, when a rule without an operation gives a success status the request\'s operation does not document', async () => {
+    const id = (await load({ name: 'ok everywhere', rules: [{ match: { method: 'POST' }, respond: { status: 200 } }] })).body.id;
+    const res = await api.post('/customers', { name: 'Nope' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      code: 'bad_request',
+      message: `Scenario ${id} rule 0 answers 200, which createCustomer does not document.`,
+      validation_errors: { 'rules[0].respond.status': expect.stringMatching(/200 is not a documented success status of createCustomer \(201\)/) },
+    });
+    expect(await customerCount()).toBe(0);
+    expect(customerEvents()).toBe(0);
+    // An operation that documents 200 gets its documented example.
+    const listed = await api.post(`/customers/cus_x/payment-methods/pm_x/fees`, { amount: '10' });
+    expect(listed.status).toBe(200);
   });
 
   it('refuses a missing body, naming the body', async () => {
@@ -225,6 +280,18 @@ describe('actions', () => {
     expect(res.body).toEqual({ code: 'internal_error', message: 'Database unavailable', validation_errors: {} });
     expect(await customerCount()).toBe(0);
     expect(customerEvents()).toBe(0);
+  });
+
+  it('fail_delivery matches every topic with "*" or several with a list, one counter per rule', async () => {
+    await load({ name: 'outage', rules: [
+      { match: { topic: ['invoice_paid', 'payout_paid'] }, times: 2, fail_delivery: { status: 500 } },
+      { match: { topic: '*' }, times: 3, fail_delivery: { status: 503 } },
+    ] }).expect(201);
+    const account = sb.deps.store.account('ptn_default', 'production');
+    const attempt = (topic: string) => deliveryFault(sb.deps, account, { topic, url: 'https://hooks.test/x', event_id: 'evt_1' });
+    const topics = ['invoice_paid', 'customer_created', 'payout_paid', 'invoice_paid', 'customer_updated', 'payout_failed'];
+    expect(topics.map(attempt)).toEqual([{ status: 500 }, { status: 503 }, { status: 500 }, { status: 503 }, { status: 503 }, undefined]);
+    expect((await api.get('/customers')).status).toBe(200);
   });
 
   it('fail_delivery answers the webhook delivery hook per topic, with counters', async () => {
@@ -353,6 +420,27 @@ describe('scope', () => {
     expect((await api2.get('/customers/cus_x')).status).toBe(503);
     expect(await statuses(3, () => api2.get('/customers'))).toEqual([200, 500, 200]);
     await second.deps.store.close();
+  });
+
+  it('--scenario replays the same draws for the same seed wherever the document is installed', async () => {
+    const text = 'name: coin\nrules:\n  - match: { operation: listCustomers }\n    probability: 0.5\n    respond: { status: 503 }\n';
+    async function run(dir: string) {
+      const file = join(dir, 'coin.yaml');
+      writeFileSync(file, text);
+      const box = await setup({ seed: '42', scenarios: [file] });
+      const t = await box.token();
+      const out: number[] = [];
+      for (let i = 0; i < 24; i++) out.push((await box.as(t).get('/customers')).status);
+      return { id: (await box.http.get('/_sandbox/scenarios')).body.data[0].id, out };
+    }
+    // As in a repo clone, an npx install and the Docker image: same document, other paths.
+    const clone = await run(mkdtempSync(join(tmpdir(), 'repo-')));
+    const npx = await run(mkdtempSync(join(tmpdir(), 'npx-')));
+    const image = await run(mkdtempSync(join(tmpdir(), 'app-')));
+    expect(npx).toEqual(clone);
+    expect(image).toEqual(clone);
+    expect(clone.out.filter((s) => s === 503).length).toBeGreaterThan(4);
+    expect(clone.out.filter((s) => s === 503).length).toBeLessThan(20);
   });
 
   it('--scenario NAME resolves a shipped document; a bad file stops the start with the reason', async () => {

@@ -1,5 +1,7 @@
 // Owns the scenario document: its JSON Schema (scenario.schema.json), parsing JSON or YAML, and the
-// checks a schema cannot express (known operationIds, topic rules acting on deliveries only).
+// checks a schema cannot express (known operationIds, topic rules acting on deliveries only, success
+// statuses an operation documents), and the content hash that names a --scenario document.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +10,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, invalidFields, describeFields } from '../http/errors.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
+import { exampleReply, successStatuses } from './replies.js';
 import type { DeliveryFault } from '../faults.js';
 
 export interface RuleMatch {
@@ -15,7 +18,8 @@ export interface RuleMatch {
   method?: string;
   path?: string;
   header?: Record<string, string>;
-  topic?: string;
+  /** A topic, '*' (every topic) or a list of topics: the rule acts on webhook delivery attempts. */
+  topic?: string | string[];
 }
 
 export interface RespondAction {
@@ -73,12 +77,30 @@ function knownOperations(): Set<string> {
 }
 
 const ACTIONS = 'respond, delay_ms, drop or fail_delivery';
+const TOPIC = 'must be a webhook topic, "*" (every topic) or a non-empty list of distinct topics';
+const HEADER_NAME = "is not a valid header name: an RFC 7230 token (letters, digits and !#$%&'*+-.^_`|~)";
+const HEADER_VALUE = 'must be visible ASCII, spaces and tabs (no CR, LF or other control characters)';
+const REDIRECT = 'must not be a redirect (3xx): a scenario answers 2xx, 4xx or 5xx';
 
-/** Ajv errors of the "exactly one action" rule read as one clear message on the rule itself. */
+/**
+ * Ajv's errors read as one clear message per field: the "exactly one action" rule on the rule itself,
+ * a topic's three accepted shapes as one message, a bad header name on the header it names.
+ */
 function readable(errors: ErrorObject[]): ErrorObject[] {
+  // A topic's branches report at its own path or below (the enum through a $ref): the anyOf speaks for them.
+  const isTopic = (e: ErrorObject) => e.keyword === 'anyOf' && e.instancePath.endsWith('/match/topic');
+  const topics = errors.filter(isTopic).map((e) => e.instancePath);
+  const underTopic = (e: ErrorObject) => !isTopic(e) && topics.some((p) => e.instancePath === p || e.instancePath.startsWith(`${p}/`));
   return errors
-    .filter((e) => !e.schemaPath.includes('/oneOf/'))
-    .map((e) => (e.keyword === 'oneOf' ? { ...e, message: `must have exactly one action: ${ACTIONS}` } : e));
+    .filter((e) => !e.schemaPath.includes('/oneOf/') && !underTopic(e) && e.keyword !== 'propertyNames')
+    .map((e) => {
+      if (e.keyword === 'oneOf') return { ...e, message: `must have exactly one action: ${ACTIONS}` };
+      if (isTopic(e)) return { ...e, message: TOPIC };
+      if (e.keyword === 'not' && e.instancePath.endsWith('/respond/status')) return { ...e, message: REDIRECT };
+      if (e.propertyName !== undefined) return { ...e, instancePath: `${e.instancePath}/${e.propertyName.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: HEADER_NAME };
+      if (e.keyword === 'pattern' && /\/respond\/headers\//.test(e.instancePath)) return { ...e, message: HEADER_VALUE };
+      return e;
+    });
 }
 
 function fail(fields: Record<string, string>, message = 'The scenario document is invalid.'): never {
@@ -119,11 +141,42 @@ export function parseScenario(input: unknown): ScenarioDocument {
       problems[`${at}.fail_delivery`] = 'acts on webhook deliveries: the rule needs match.topic';
     }
     if (rule.nth !== undefined && rule.from !== undefined) problems[`${at}.from`] = 'cannot be combined with nth';
+    // A success answer without a body is the operation's documented example: refuse a status it lacks
+    // now, rather than on every matching request (rules without an operation are checked then).
+    const respond = rule.respond;
+    if (respond && respond.status < 300 && respond.body === undefined && match.operation !== undefined && knownOperations().has(match.operation)
+      && !exampleReply(match.operation, respond.status)) {
+      problems[`${at}.respond.status`] = undocumentedSuccess(match.operation, respond.status);
+    }
   });
   if (Object.keys(problems).length) {
     fail(problems, `The scenario document is invalid: ${describeFields(problems)}.`);
   }
   return doc;
+}
+
+/** Why a success status cannot be answered for an operation, with the statuses it does document. */
+export function undocumentedSuccess(operationId: string, status: number): string {
+  const documented = successStatuses(operationId);
+  return `${status} is not a documented success status of ${operationId} (${documented.join(', ') || 'none'}): use one of those, an error status, or give a respond.body`;
+}
+
+/** Canonical JSON (object keys sorted), so the same document hashes the same from JSON or YAML. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * A document's content hash: what names a --scenario document, never its path, so a repo clone, an
+ * npx install and the Docker image give the same id, hence the same seeded draws, for the same seed.
+ */
+export function contentHash(document: ScenarioDocument): string {
+  return createHash('sha256').update(canonical(document)).digest('hex');
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import type { DeliveryFault } from '../faults.js';
 import { createRandom } from '../random.js';
 import type { Account } from '../store/store.js';
-import type { RespondAction, ScenarioDocument, ScenarioRule } from './document.js';
+import { contentHash, type RespondAction, type ScenarioDocument, type ScenarioRule } from './document.js';
 
 export interface LoadedScenario {
   id: string;
@@ -71,6 +71,14 @@ function headerValue(headers: RequestFacts['headers'], name: string): string | u
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/** Does a topic rule (a topic, '*' or a list) match a delivery attempt of `topic`? */
+function topicMatches(rule: ScenarioRule, topic: string): boolean {
+  const wanted = rule.match.topic;
+  if (wanted === undefined) return false;
+  if (Array.isArray(wanted)) return wanted.includes(topic);
+  return wanted === '*' || wanted === topic;
+}
+
 function requestMatches(rule: ScenarioRule, facts: RequestFacts): boolean {
   const { match } = rule;
   if (match.topic !== undefined) return false;
@@ -94,11 +102,15 @@ export class ScenarioEngine {
     });
   }
 
-  /** Documents loaded with --scenario: they apply to every account. Ids are stable for a seed. */
-  setGlobals(documents: Array<{ source: string; document: ScenarioDocument }>): void {
+  /**
+   * Documents loaded with --scenario: they apply to every account. The id (which seeds the draws) comes
+   * from the seed, the position and the document's content, never its path: a repo clone, an npx
+   * install and the Docker image replay the same run for the same seed.
+   */
+  setGlobals(documents: Array<{ document: ScenarioDocument }>): void {
     const loadedAt = new Date(this.deps.realNow()).toISOString();
-    this.startGlobals = documents.map(({ source, document }, i) => ({
-      id: `scn_${createHash('sha256').update(`${this.deps.store.seed}|global|${i}|${source}`).digest('hex').slice(0, 20)}`,
+    this.startGlobals = documents.map(({ document }, i) => ({
+      id: `scn_${createHash('sha256').update(`${this.deps.store.seed}|global|${i}|${contentHash(document)}`).digest('hex').slice(0, 20)}`,
       name: document.name,
       description: document.description ?? null,
       scope: 'global',
@@ -189,10 +201,13 @@ export class ScenarioEngine {
     return decision;
   }
 
-  /** The fault a webhook attempt of `topic` meets, if a topic rule fires for it. */
+  /**
+   * The fault a webhook attempt of `topic` meets, if a topic rule fires for it. A rule matching several
+   * topics has one set of counters: `times: 6` is six attempts in all, whatever their topics.
+   */
   deliveryFault(account: Account, attempt: { topic: string }): DeliveryFault | undefined {
     let fault: DeliveryFault | undefined;
-    this.walk(account, (rule) => rule.match.topic === attempt.topic, (rule) => {
+    this.walk(account, (rule) => topicMatches(rule, attempt.topic), (rule) => {
       if (fault || !rule.fail_delivery) return false;
       fault = 'timeout' in rule.fail_delivery ? { timeout: true } : { status: rule.fail_delivery.status };
       return true;

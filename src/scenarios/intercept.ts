@@ -7,6 +7,7 @@ import type { HandlerContext, Reply } from '../http/context.js';
 import { invalidFields } from '../http/errors.js';
 import type { Interceptor } from '../http/router.js';
 import type { Account } from '../store/store.js';
+import { undocumentedSuccess } from './document.js';
 import type { ScenarioEngine } from './engine.js';
 import { errorReplyFor, exampleReply, successStatuses } from './replies.js';
 
@@ -49,15 +50,15 @@ export const preferInterceptor: Interceptor = (ctx) => {
   if (code === undefined) return undefined;
   ctx.res.locals.forced = `Prefer: code=${code}`;
   if (code >= 400) return errorReplyFor(ctx.deps, requestAccount(ctx), code);
-  const documented = successStatuses(ctx.operationId);
-  if (!documented.includes(String(code))) {
+  // A redirect or a success status without a documented example would answer off the contract.
+  const reply = exampleReply(ctx.operationId, code);
+  if (!reply) {
     throw invalidFields(
-      { Prefer: `code must be an error status (400-599) or a documented success status of ${ctx.operationId}: ${documented.join(', ')}` },
+      { Prefer: `code must be an error status (400-599) or a documented success status of ${ctx.operationId}: ${successStatuses(ctx.operationId).join(', ')}` },
       `${ctx.operationId} documents no ${code} answer.`,
     );
   }
-  if (code >= 300) throw invalidFields({ Prefer: 'code must be 2xx, 4xx or 5xx' });
-  return exampleReply(ctx.operationId, code);
+  return reply;
 };
 
 function cut(socket: Socket, mode: 'reset' | 'empty'): void {
@@ -97,8 +98,19 @@ export const scenarioInterceptor: Interceptor = async (ctx: HandlerContext, oper
     ctx.res.locals.uncheckedReply = true;
     return { status: respond.status, body: structuredClone(respond.body), headers: respond.headers };
   }
-  const reply = respond.status >= 400
-    ? errorReplyFor(deps, account, respond.status, { code: respond.code, message: respond.message })
-    : exampleReply(ctx.operationId, respond.status);
+  if (respond.status >= 400) {
+    const reply = errorReplyFor(deps, account, respond.status, { code: respond.code, message: respond.message });
+    return { ...reply, headers: { ...reply.headers, ...respond.headers } };
+  }
+  const reply = exampleReply(ctx.operationId, respond.status);
+  if (!reply) {
+    // As Prefer does: a rule matching by method, path or header (so not checked at load) met an
+    // operation without that success answer. A 400 naming the rule beats an empty, off-contract 2xx.
+    const [scenarioId, index] = (decision.fired.at(-1) ?? '').split('#');
+    throw invalidFields(
+      { [`rules[${index}].respond.status`]: undocumentedSuccess(ctx.operationId, respond.status) },
+      `Scenario ${scenarioId} rule ${index} answers ${respond.status}, which ${ctx.operationId} does not document.`,
+    );
+  }
   return { ...reply, headers: { ...reply.headers, ...respond.headers } };
 };

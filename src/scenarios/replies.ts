@@ -53,10 +53,17 @@ export function successStatuses(operationId: string): string[] {
   return [...(documented().get(operationId)?.keys() ?? [])].filter((s) => /^2\d\d$/.test(s));
 }
 
-/** The documented success answer: its example body (a copy), or no body when none is documented. */
-export function exampleReply(operationId: string, status: number): Reply {
+/**
+ * The documented success answer: its example body (a copy), or no body when the status documents
+ * none. Undefined when the operation does not document that success status, or documents a body
+ * without an example: answering it would break the contract (an empty 200 where a body is promised).
+ */
+export function exampleReply(operationId: string, status: number): Reply | undefined {
+  if (status < 200 || status > 299) return undefined;
   const response = documented().get(operationId)?.get(String(status));
-  if (!response?.hasBody || response.example === undefined) return { status };
+  if (!response) return undefined;
+  if (!response.hasBody) return { status };
+  if (response.example === undefined) return undefined;
   return { status, body: structuredClone(response.example) };
 }
 
