@@ -15,6 +15,7 @@ import { ApiError, Errors } from './http/errors.js';
 import { createBackend, loadDocument } from './http/openapi.js';
 import { responseCheckerFor } from './http/response-check.js';
 import { RateLimiter } from './http/rate-limit.js';
+import { checkoutCors } from './http/cors.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
 import { createLogger, type Logger } from './log.js';
@@ -86,6 +87,15 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
 
 const API_PATH = /^(\/demo)?(\/v1)?(\/.*)?$/;
 
+/** A partner API path without its `/demo` and `/v1` prefixes (the path the OpenAPI document names). */
+function apiPath(path: string): { demo: boolean; rest: string } {
+  const [, demo, , rest] = API_PATH.exec(path) ?? [];
+  return { demo: Boolean(demo), rest: rest ?? '/' };
+}
+
+/** The embeddable checkout surface, in every path form the API answers (not /checkout-auth/init). */
+const isCheckoutPath = (path: string) => /^\/checkout(\/|$)/.test(apiPath(path).rest);
+
 export interface SandboxApp extends Express {
   locals: Express['locals'] & { deps: Deps; api: OperationRouter; control: OperationRouter };
 }
@@ -110,6 +120,7 @@ export function createApp(deps: Deps): SandboxApp {
     }, 'request'));
     next();
   });
+  app.use(checkoutCors(isCheckoutPath));
   app.use(express.json({ limit: '15mb', type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: '1mb' }));
   app.use(express.text({ limit: '1mb', type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));
@@ -149,8 +160,8 @@ export function createApp(deps: Deps): SandboxApp {
   }));
   for (const feature of FEATURES) feature.routes?.(app, deps);
   app.use(asyncMiddleware(async (req, res) => {
-    const [, demo, , rest] = API_PATH.exec(req.path) ?? [];
-    await api.handle(req, res, demo ? 'demo' : 'production', rest ?? '/');
+    const { demo, rest } = apiPath(req.path);
+    await api.handle(req, res, demo ? 'demo' : 'production', rest);
   }));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => send(res, bodyErrorReply(error, deps, req)));
   return app;

@@ -196,3 +196,50 @@ describe('the embeddable checkout surface', () => {
     expect((await c.post('/address/autocomplete', {})).status).toBe(400);
   });
 });
+
+describe('cross-origin calls from the partner\'s page (CORS)', () => {
+  const ORIGIN = 'https://shop.partner.example';
+
+  it.each(['', '/demo', '/v1', '/demo/v1'])('answers a preflight of %s/checkout/... with 204 and the allowed methods and headers', async (prefix) => {
+    const res = await sb.http.options(`${prefix}/checkout/payments`)
+      .set({ Origin: ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type, idempotency-key' });
+    expect(res.status).toBe(204);
+    expect(res.headers).toMatchObject({
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'GET, POST',
+      'access-control-allow-headers': 'Authorization, Content-Type, Idempotency-Key',
+      'access-control-max-age': '600',
+    });
+    expect(res.text).toBe('');
+    // A preflight is not a call: nothing is recorded or paid.
+    expect((await api.get('/payments')).body.data).toEqual([]);
+  });
+
+  it('puts Allow-Origin and Expose-Headers: Retry-After on real checkout answers, errors included', async () => {
+    const c = checkout(await checkoutToken());
+    const ok = await c.get('/invoice').set('Origin', ORIGIN);
+    expect(ok.status).toBe(200);
+    expect(ok.body.id).toBe(inv.id);
+    const unauthorized = await sb.http.get('/v1/checkout/invoice').set('Origin', ORIGIN);
+    const malformed = await sb.http.post('/checkout/payments').set({ Origin: ORIGIN, Authorization: `Bearer ${await checkoutToken()}`, 'Content-Type': 'application/json' }).send('{"amount":');
+    expect([unauthorized.status, malformed.status]).toEqual([401, 400]);
+    for (const res of [ok, unauthorized, malformed]) {
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.headers['access-control-expose-headers']).toBe('Retry-After');
+    }
+    expect((await api.get('/payments')).body.data).toEqual([]);
+  });
+
+  it('leaves the partner API, the token endpoint and /checkout-auth/init without CORS headers', async () => {
+    const preflight = await sb.http.options('/invoices').set({ Origin: ORIGIN, 'Access-Control-Request-Method': 'GET' });
+    expect(preflight.status).not.toBe(204);
+    for (const res of [
+      preflight,
+      await api.get('/invoices').set('Origin', ORIGIN),
+      await api.post('/checkout-auth/init', { customer_id: cus, invoice_id: inv.id }).set('Origin', ORIGIN),
+      await sb.http.post('/oauth/token').set('Origin', ORIGIN).type('form').send({ grant_type: 'client_credentials' }),
+    ]) {
+      expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    }
+  });
+});

@@ -1,8 +1,9 @@
 // Payment requests: create and get, their input rules, expiry on the clock and by simulation, and
 // paying or cancelling one on its hosted checkout page (plain form posts here; a browser test exists too).
+// Also the hosted invoice payment page's refusals and its ?payment= notice.
 import { describe, expect, it } from '@jest/globals';
 import { useSession, type Api, type TestSandbox } from './helpers.js';
-import { control, events } from './receivables-helpers.js';
+import { card, control, customer, events, invoice } from './receivables-helpers.js';
 
 let sb: TestSandbox;
 let api: Api;
@@ -136,5 +137,75 @@ describe('the hosted checkout of a payment request', () => {
     const res = await sb.http.post(tampered).type('form').send({ action: 'cancel' });
     expect(res.status).toBe(403);
     expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('pending');
+  });
+});
+
+describe('expiry when the request is used, before the clock\'s due work runs', () => {
+  it('treats now >= expires_at as expired on the page and when paying or cancelling: 409, status expired, nothing paid', async () => {
+    const { body } = await api.post('/payments/request', VALID);
+    const account = sb.deps.store.account('ptn_default', 'production');
+    // Real time moves on; no due work runs (the scheduler is not ticking in tests).
+    sb.time.now += 24 * 3600 * 1000 - 1;
+    const before = await sb.http.get(hostedPath(body.url));
+    expect(before.text).toContain('id="pay"');
+    sb.time.now += 1;
+    expect(sb.deps.scheduler.pending(account).map((job) => job.kind)).toContain('payment_request.expire');
+    const page = await sb.http.get(hostedPath(body.url));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<span class="status" id="status">expired</span>');
+    expect(page.text).not.toContain('id="pay"');
+    for (const form of [{ action: 'pay', method: 'card', card_provider_token: 'tok_visa' }, { action: 'cancel' }]) {
+      const res = await sb.http.post(hostedPath(body.url)).type('form').send(form);
+      expect(res.status).toBe(409);
+      expect(res.text).toContain('status is expired');
+    }
+    const fresh = sb.as(await sb.token());
+    expect((await fresh.get(`/payments/request/${body.id}`)).body).toMatchObject({ status: 'expired', paid_at: null });
+    expect((await fresh.get('/payments')).body.data).toEqual([]);
+    // The due job finds it already expired and changes nothing.
+    expect((await sb.advance(1)).status).toBe(200);
+    expect((await fresh.get(`/payments/request/${body.id}`)).body.status).toBe('expired');
+  });
+});
+
+describe('the hosted invoice payment page', () => {
+  async function linkOf(invoiceId: string): Promise<string> {
+    return hostedPath((await api.get(`/invoices/${invoiceId}/payment-link`)).body.url);
+  }
+
+  it.each([
+    ['a card', { method: 'card', card_provider_token: 'tok_mastercard' }],
+    ['a bank account', { method: 'bank', routing_number: '011000015', account_number: '000123456789' }],
+  ])('refuses to pay a covered invoice with 409 and does not save %s', async (_what, form) => {
+    const cus = await customer(api);
+    const pm = await card(api, cus);
+    const inv = await invoice(api, cus, { exclude_from_autopay: true });
+    expect((await control(sb, token).post(`/invoices/${inv.id}/pay`)).status).toBe(200);
+    const methodsBefore = (await api.get(`/customers/${cus}/payment-methods`)).body.data;
+    const eventsBefore = events(sb).length;
+    const res = await sb.http.post(await linkOf(inv.id)).type('form').send(form);
+    expect(res.status).toBe(409);
+    expect(res.text).toContain('Payments in flight already cover the whole invoice.');
+    expect((await api.get(`/customers/${cus}/payment-methods`)).body.data).toEqual(methodsBefore);
+    expect(methodsBefore.map((m: { id: string }) => m.id)).toEqual([pm]);
+    expect(events(sb, 'payment_method_added')).toHaveLength(1);
+    expect(events(sb)).toHaveLength(eventsBefore);
+    expect((await api.get(`/payments?invoice_id=${inv.id}`)).body.data).toHaveLength(1);
+  });
+
+  it('shows a ?payment= notice only for a payment of that invoice', async () => {
+    const cus = await customer(api);
+    await card(api, cus);
+    const mine = await invoice(api, cus, { exclude_from_autopay: true });
+    const other = await invoice(api, cus, { exclude_from_autopay: true });
+    const paidMine = (await control(sb, token).post(`/invoices/${mine.id}/pay`)).body.id;
+    const paidOther = (await control(sb, token).post(`/invoices/${other.id}/pay`)).body.id;
+    const own = await sb.http.get(`${await linkOf(mine.id)}&payment=${paidMine}`);
+    expect(own.status).toBe(200);
+    expect(own.text).toContain(`Payment ${paidMine} is pending.`);
+    const foreign = await sb.http.get(`${await linkOf(mine.id)}&payment=${paidOther}`);
+    expect(foreign.status).toBe(200);
+    expect(foreign.text).not.toContain('id="payment"');
+    expect(foreign.text).not.toContain(paidOther);
   });
 });

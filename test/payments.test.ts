@@ -211,6 +211,30 @@ describe('partial payments and control-plane simulations', () => {
     expect((await payment(m.id)).chargeback).toBe(true);
     expect(events(sb, 'payment_chargeback')[1]).toMatchObject({ entity_id: m.id, data: { chargeback_reason: 'fraudulent' } });
   });
+
+  it('refuses to refund a charged-back payment with 409 naming the chargeback, and changes nothing', async () => {
+    const cus = await customer(api);
+    await card(api, cus);
+    const inv = await invoice(api, cus, { exclude_from_autopay: true });
+    const { body: p } = await pay(inv.id);
+    await advance(3660);
+    expect((await control(sb, token).post(`/payments/${p.id}/refund`, { amount: 50 })).status).toBe(200);
+    expect((await control(sb, token).post(`/payments/${p.id}/chargeback`)).status).toBe(200);
+    const before = await payment(p.id);
+    const payout = async () => (await api.get(`/payouts/${before.payout_id}`)).body;
+    const payoutBefore = await payout();
+    expect(payoutBefore.id).toEqual(before.payout_id);
+    for (const body of [{}, { amount: 10 }]) {
+      const res = await control(sb, token).post(`/payments/${p.id}/refund`, body);
+      expect(res.status).toBe(409);
+      expect(res.body).toMatchObject({ code: 'invalid_state', validation_errors: { chargeback: 'is true' } });
+      expect(res.body.message).toContain('chargeback');
+    }
+    expect(await payment(p.id)).toEqual(before);
+    expect(before).toMatchObject({ status: 'succeeded', refunded_amount: 50, chargeback: true });
+    expect(await payout()).toEqual(payoutBefore);
+    expect(events(sb, 'payment_refunded')).toHaveLength(1);
+  });
 });
 
 describe('GET /payments', () => {

@@ -164,6 +164,17 @@ describe('the address rule', () => {
     expect(JSON.stringify(res.body)).toContain(words);
   });
 
+  it('times out a resolver that never answers within the fetch deadline, with the fetch time-out error (time-out shortened)', async () => {
+    let asked = 0;
+    sb.deps.services.set(PDF_FETCH_SERVICE, { timeoutMs: 50, resolve: () => { asked += 1; return new Promise(() => undefined); } });
+    const inv = await syncedInvoice(sb, token, cus);
+    const res = await api.post(`/invoices/${inv.id}/pdf`, { url: 'https://slow-dns.partner.test/a.pdf' });
+    expect(asked).toBe(1);
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors.url).toBe('the fetch timed out after 10 s');
+    expect((await api.get(`/invoices/${inv.id}`)).body.pdf_uploaded).toBe(false);
+  });
+
   it('refuses a name whose resolution includes a private address (resolver stubbed)', async () => {
     sb.deps.services.set(PDF_FETCH_SERVICE, { resolve: async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.1.2.3', family: 4 }] });
     const inv = await syncedInvoice(sb, token, cus);

@@ -1,8 +1,9 @@
 // Payment methods: cards from provider tokens, bank accounts, the default method, cvv, fees, events.
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { setup, type Api, type TestSandbox } from './helpers.js';
-import { accountOf, bank, card, customer, events } from './receivables-helpers.js';
+import { accountOf, bank, card, control, customer, events, invoice } from './receivables-helpers.js';
 import { customers } from '../src/domain/customers/customers.js';
+import { loadDocument } from '../src/http/openapi.js';
 
 let sb: TestSandbox;
 let api: Api;
@@ -29,6 +30,23 @@ describe('cards', () => {
     expect([again.body.exp_month, again.body.exp_year]).toEqual([got.body.exp_month, got.body.exp_year]);
     expect(events(sb, 'payment_method_added')[0]).toMatchObject({ entity_id: id, data: { payment_method_id: id, customer_id: cus, type: 'card', default: true } });
     expect(events(sb, 'default_payment_method_changed')[0].data).toEqual({ customer_id: cus, payment_method_id: id, previous_payment_method_id: null });
+  });
+
+  // The README's test values: each good card token gives its brand and last4, and its payments succeed.
+  it.each([
+    ['tok_visa', 'visa', '4242'],
+    ['tok_mastercard', 'mastercard', '4444'],
+    ['tok_amex', 'amex', '8431'],
+    ['tok_discover', 'discover', '1117'],
+  ])('card token %s is a %s card ending %s whose payment succeeds', async (token, brand, last4) => {
+    const id = await card(api, cus, token);
+    expect((await api.get(`/customers/${cus}/payment-methods/${id}`)).body).toMatchObject({ id, type: 'card', brand, last4 });
+    const bearer = await sb.token();
+    const inv = await invoice(api, cus, { exclude_from_autopay: true });
+    expect((await control(sb, bearer).post(`/invoices/${inv.id}/pay`, { payment_method_id: id })).status).toBe(200);
+    await sb.advance(3660).expect(200);
+    const [payment] = (await sb.as(await sb.token()).get(`/payments?invoice_id=${inv.id}`)).body.data;
+    expect(payment).toMatchObject({ status: 'succeeded', failure_reason: null });
   });
 
   it('reads the embeddable checkout\'s JSON token: last four digits of number_secret and the given expiry', async () => {
@@ -140,5 +158,16 @@ describe('default, delete, cvv and fees', () => {
     const huge = await api.post(`/customers/${cus}/payment-methods/${c}/fees`, { amount: '1'.repeat(30) });
     expect(huge.status).toBe(400);
     expect(huge.body.validation_errors).toHaveProperty('amount');
+  });
+
+  it('answers the documented example request for a card with exactly the documented example quote', async () => {
+    const operation = loadDocument('openapi').document.paths?.['/customers/{id}/payment-methods/{card_id}/fees']?.post as unknown as {
+      requestBody: { content: { 'application/json': { example: object } } };
+      responses: { '200': { content: { 'application/json': { example: object } } } };
+    };
+    const c = await card(api, cus);
+    const res = await api.post(`/customers/${cus}/payment-methods/${c}/fees`, operation.requestBody.content['application/json'].example);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(operation.responses['200'].content['application/json'].example);
   });
 });

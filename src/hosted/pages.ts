@@ -14,8 +14,8 @@ import {
   addBankMethod, addCardMethod, cardFromToken, listMethods, testValueFailure, type PaymentMethodRecord,
 } from '../domain/payment-methods/payment-methods.js';
 import { money } from '../domain/payments/money.js';
-import { payInvoice, payments } from '../domain/payments/payments.js';
-import { movePaymentRequest, paymentRequests, payPaymentRequest, type PaymentRequest } from '../domain/payments/payment-requests.js';
+import { payableAmount, payInvoice, payments, refuseUnpayable } from '../domain/payments/payments.js';
+import { expireIfDue, movePaymentRequest, paymentRequests, payPaymentRequest, type PaymentRequest } from '../domain/payments/payment-requests.js';
 
 const esc = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -82,20 +82,21 @@ ${notice}<table><thead><tr><th>Description</th><th>Qty</th><th>Unit</th><th>Amou
 <p>Total <strong id="total">${money(invoice.total)}</strong> &middot; amount due <strong id="amount-due">${money(due)}</strong></p>${form}`;
 }
 
-function paymentNotice(account: Account, paymentId: unknown): string {
+/** The `?payment=` result line, only for a payment of this invoice (another's id shows nothing). */
+function paymentNotice(account: Account, invoice: Invoice, paymentId: unknown): string {
   const payment = typeof paymentId === 'string' ? payments(account).get(paymentId) : undefined;
-  if (!payment) return '';
+  if (!payment || payment.invoice_id !== invoice.id) return '';
   const text = payment.status === 'failed' ? `Payment ${payment.id} failed: ${payment.failure_reason}` : `Payment ${payment.id} is ${payment.status}.`;
   return `<p id="payment" class="${payment.status === 'failed' ? 'error' : ''}">${esc(text)}</p>`;
 }
 
-/** A method chosen or entered on a page: a saved one, or a new card or bank account saved to the customer. */
 /** The posted form with only single string values (a repeated field is dropped, not trusted). */
 function formOf(req: Request): Record<string, string> {
   const body = (req.body ?? {}) as Record<string, unknown>;
   return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
 }
 
+/** A method chosen or entered on a page: a saved one, or a new card or bank account saved to the customer. */
 function methodFromForm(deps: Deps, account: Account, customerId: string, form: Record<string, string>): string {
   const choice = form.method ?? '';
   if (choice.startsWith('saved:')) return choice.slice('saved:'.length);
@@ -139,12 +140,15 @@ function hostedRoutes(app: Express, deps: Deps): void {
 
   app.get('/hosted/invoices/:id/pay', page(deps, (account, req, res) => {
     const invoice = getInvoice(account, String(req.params.id));
-    sendPage(res, 200, `Invoice ${invoice.invoice_number}`, invoicePage(deps, account, invoice, paymentNotice(account, req.query.payment)));
+    sendPage(res, 200, `Invoice ${invoice.invoice_number}`, invoicePage(deps, account, invoice, paymentNotice(account, invoice, req.query.payment)));
   }));
 
   app.post('/hosted/invoices/:id/pay', page(deps, (account, req, res) => {
     const invoice = getInvoice(account, String(req.params.id));
     try {
+      // Refused before a new card or bank account is saved: a refused payment changes nothing.
+      refuseUnpayable(invoice);
+      payableAmount(invoice);
       const methodId = methodFromForm(deps, account, invoice.customer_id, formOf(req));
       const payment = payInvoice(deps, account, invoice.id, { payment_method_id: methodId, source: 'hosted_page' });
       // Post/redirect/get: reloading the result page does not pay twice.
@@ -157,13 +161,14 @@ function hostedRoutes(app: Express, deps: Deps): void {
     }
   }));
 
+  // A request past expires_at is shown and refused as expired even before its due job has run.
   app.get('/hosted/payment-requests/:id', page(deps, (account, req, res) => {
-    const request = paymentRequests(account).require(String(req.params.id), 'payment request');
+    const request = expireIfDue(account, paymentRequests(account).require(String(req.params.id), 'payment request'));
     sendPage(res, 200, 'Payment', requestPage(request, ''));
   }));
 
   app.post('/hosted/payment-requests/:id', page(deps, (account, req, res) => {
-    const request = paymentRequests(account).require(String(req.params.id), 'payment request');
+    const request = expireIfDue(account, paymentRequests(account).require(String(req.params.id), 'payment request'));
     const form = formOf(req);
     try {
       if (form.action === 'cancel') {

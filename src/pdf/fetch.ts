@@ -45,7 +45,7 @@ export async function fetchPdf(rawUrl: string, options: FetchOptions): Promise<B
   let url = parse(rawUrl);
   for (let hop = 0; ; hop++) {
     if (url.protocol !== 'https:') throw refuse(hop === 0 ? 'must be an absolute HTTPS link' : `redirects to a non-HTTPS location (${url.protocol}//${url.host})`);
-    const address = await checkedAddress(url, options);
+    const address = await checkedAddress(url, options, deadline);
     const response = await request(url, address, options, deadline);
     const status = response.statusCode ?? 0;
     if (status >= 300 && status < 400 && response.headers.location) {
@@ -76,8 +76,8 @@ function parse(value: string, base?: URL): URL {
   }
 }
 
-/** Resolve the host and check every address it has; answer the one to connect to. */
-async function checkedAddress(url: URL, options: FetchOptions): Promise<{ address: string; family: number }> {
+/** Resolve the host (within the fetch's deadline) and check every address it has; answer the one to connect to. */
+async function checkedAddress(url: URL, options: FetchOptions, deadline: number): Promise<{ address: string; family: number }> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: Array<{ address: string; family: number }>;
   if (isIP(host)) {
@@ -85,9 +85,11 @@ async function checkedAddress(url: URL, options: FetchOptions): Promise<{ addres
   } else if (looksNumeric(host)) {
     throw refuse(`the host ${host} is a numeric form of an address`);
   } else {
+    const resolve = options.resolve ?? ((h: string) => dnsLookup(h, { all: true, verbatim: true }));
     try {
-      addresses = await (options.resolve ?? ((h) => dnsLookup(h, { all: true, verbatim: true })))(host);
-    } catch {
+      addresses = await beforeDeadline(resolve(host), deadline);
+    } catch (error) {
+      if (error instanceof TimeoutError) throw timedOut();
       throw refuse(`the host ${host} could not be resolved`);
     }
     if (!addresses.length) throw refuse(`the host ${host} could not be resolved`);
@@ -126,13 +128,28 @@ function request(url: URL, pinned: { address: string; family: number }, options:
     req.on('response', (res) => res.on('close', () => clearTimeout(timer)));
     req.on('error', (error) => {
       clearTimeout(timer);
-      reject(error instanceof TimeoutError ? refuse(`the fetch timed out after ${PDF_FETCH_TIMEOUT_MS / 1000} s`) : refuse(`the link could not be fetched (${(error as NodeJS.ErrnoException).code ?? error.message})`));
+      reject(error instanceof TimeoutError ? timedOut() : refuse(`the link could not be fetched (${(error as NodeJS.ErrnoException).code ?? error.message})`));
     });
     req.end();
   });
 }
 
 class TimeoutError extends Error {}
+
+/** One time-out answer for every step of the fetch: name resolution, connection and download. */
+const timedOut = () => refuse(`the fetch timed out after ${PDF_FETCH_TIMEOUT_MS / 1000} s`);
+
+/**
+ * The work's result, or a TimeoutError once the deadline passes. A system lookup cannot be cancelled,
+ * so a late answer is ignored; a slow resolver must not stretch the whole fetch past its time-out.
+ */
+function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError()), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
 
 function readCapped(response: IncomingMessage, maxBytes: number, deadline: number): Promise<Buffer> {
   const declared = Number(response.headers['content-length']);
@@ -145,7 +162,7 @@ function readCapped(response: IncomingMessage, maxBytes: number, deadline: numbe
     let size = 0;
     const timer = setTimeout(() => {
       response.destroy();
-      reject(refuse(`the fetch timed out after ${PDF_FETCH_TIMEOUT_MS / 1000} s`));
+      reject(timedOut());
     }, Math.max(0, deadline - Date.now()));
     response.on('data', (chunk: Buffer) => {
       size += chunk.length;

@@ -101,11 +101,23 @@ export function runExpireJob(account: Account, id: string): void {
 }
 
 /**
+ * A pending request whose expires_at has come is expired now, as its due job would (no event either
+ * way): real time may pass expires_at before the scheduler runs. Answers the request.
+ */
+export function expireIfDue(account: Account, request: PaymentRequest): PaymentRequest {
+  if (account.clock.nowMs() >= Date.parse(request.expires_at) && canTransition(paymentRequestMachine, request.status, 'expire')) {
+    movePaymentRequest(account, request, 'expire');
+  }
+  return request;
+}
+
+/**
  * Pay a pending request from its hosted page. A declined card leaves it pending (the payer may try
- * again); otherwise it is paid at once and the payment goes on the clock.
+ * again); otherwise it is paid at once and the payment goes on the clock. One past its expires_at is
+ * expired first, then refused like any expired request (409).
  */
 export function payPaymentRequest(deps: Deps, account: Account, id: string, instrument: { kind: MethodKind; failure: string | null }): Payment {
-  const request = paymentRequests(account).require(id, 'payment request');
+  const request = expireIfDue(account, paymentRequests(account).require(id, 'payment request'));
   transition(paymentRequestMachine, request.status, 'pay');
   const payment = startPayment(deps, account, {
     type: 'payment_request',

@@ -135,16 +135,32 @@ export interface PayInvoiceInput {
   source: PaymentSource;
 }
 
+/** 409 when no payment may start on the invoice (its status, or payments in flight cover it). */
+export function refuseUnpayable(invoice: Invoice): void {
+  if (isPayable(invoice)) return;
+  throw new ApiError(Errors.conflict, {
+    message: canTransition(invoiceMachine, invoice.status, 'start_payment') ? 'Payments in flight already cover the whole invoice.' : `The invoice is ${invoice.status} and cannot be paid.`,
+    validation_errors: { status: `is ${invoice.status}` },
+  });
+}
+
+/** The amount to pay (what is due when none is given); 422 unless it is in cents and within what is due. */
+export function payableAmount(invoice: Invoice, amount?: number): number {
+  const due = amountDue(invoice);
+  const chosen = amount ?? due;
+  if (!(chosen > 0) || !isCents(chosen) || chosen > due) {
+    throw new ApiError(Errors.unprocessable, {
+      message: `The amount must be more than 0, in cents, and at most the amount due (${due.toFixed(2)}).`,
+      validation_errors: { amount: `must be more than 0 and at most ${due.toFixed(2)}` },
+    });
+  }
+  return chosen;
+}
+
 /** Pay an invoice as its customer: the hosted page, checkout, autopay and the control plane use this. */
 export function payInvoice(deps: Deps, account: Account, invoiceId: string, input: PayInvoiceInput): Payment {
   const invoice = getInvoice(account, invoiceId);
-  const due = amountDue(invoice);
-  if (!isPayable(invoice)) {
-    throw new ApiError(Errors.conflict, {
-      message: canTransition(invoiceMachine, invoice.status, 'start_payment') ? 'Payments in flight already cover the whole invoice.' : `The invoice is ${invoice.status} and cannot be paid.`,
-      validation_errors: { status: `is ${invoice.status}` },
-    });
-  }
+  refuseUnpayable(invoice);
   const kind = input.payment_method;
   let method: PaymentMethodRecord | null = null;
   if (kind !== 'manual') {
@@ -160,13 +176,7 @@ export function payInvoice(deps: Deps, account: Account, invoiceId: string, inpu
       throw new ApiError(Errors.unprocessable, { message: `A ${method.type} method cannot pay as ${kind}.`, validation_errors: { payment_method: `does not match the method's type (${method.type})` } });
     }
   }
-  const amount = input.amount ?? due;
-  if (!(amount > 0) || !isCents(amount) || amount > due) {
-    throw new ApiError(Errors.unprocessable, {
-      message: `The amount must be more than 0, in cents, and at most the amount due (${due.toFixed(2)}).`,
-      validation_errors: { amount: `must be more than 0 and at most ${due.toFixed(2)}` },
-    });
-  }
+  const amount = payableAmount(invoice, input.amount);
   const payment = startPayment(deps, account, {
     type: 'invoice_payment',
     amount,
@@ -240,9 +250,16 @@ export function failPayment(deps: Deps, account: Account, payment: Payment, reas
   return payment;
 }
 
-/** Refund all (no amount) or part of a succeeded payment; the refund is debited from a payout. */
+/** Refund all (no amount) or part of a succeeded payment without a chargeback; the refund is debited from a payout. */
 export function refundPayment(deps: Deps, account: Account, paymentId: string, amount?: number): Payment {
   const payment = payments(account).require(paymentId, 'payment');
+  // The chargeback already debited what was not refunded: a refund now would take it from the partner twice.
+  if (payment.chargeback) {
+    throw new ApiError(Errors.conflict, {
+      message: 'A chargeback was opened on this payment: its money was already returned to the customer, so it cannot be refunded.',
+      validation_errors: { chargeback: 'is true' },
+    });
+  }
   const left = cents(payment.amount - payment.refunded_amount);
   const refund = amount ?? left;
   if (payment.status === 'succeeded' && (!isCents(refund) || refund > left || refund <= 0)) {
