@@ -143,6 +143,7 @@ describe('the hosted checkout of a payment request', () => {
 describe('expiry when the request is used, before the clock\'s due work runs', () => {
   it('treats now >= expires_at as expired on the page and when paying or cancelling: 409, status expired, nothing paid', async () => {
     const { body } = await api.post('/payments/request', VALID);
+    expect((await api.get(`/payments/request/${body.id}`)).body.status).toBe('pending');
     const account = sb.deps.store.account('ptn_default', 'production');
     // Real time moves on; no due work runs (the scheduler is not ticking in tests).
     sb.time.now += 24 * 3600 * 1000 - 1;
@@ -150,6 +151,9 @@ describe('expiry when the request is used, before the clock\'s due work runs', (
     expect(before.text).toContain('id="pay"');
     sb.time.now += 1;
     expect(sb.deps.scheduler.pending(account).map((job) => job.kind)).toContain('payment_request.expire');
+    // A read through the API sees it expired (a fresh token: a day of real time expired the first).
+    const reader = sb.as(await sb.token());
+    expect((await reader.get(`/payments/request/${body.id}`)).body.status).toBe('expired');
     const page = await sb.http.get(hostedPath(body.url));
     expect(page.status).toBe(200);
     expect(page.text).toContain('<span class="status" id="status">expired</span>');

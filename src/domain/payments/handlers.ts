@@ -2,7 +2,7 @@
 // payment-requests.ts.
 import { created, ok, type Handler } from '../../http/context.js';
 import { pageParams, timeWindow } from '../../http/pagination.js';
-import { createPaymentRequest, paymentRequests, paymentRequestView } from './payment-requests.js';
+import { createPaymentRequest, expireIfDue, paymentRequests, paymentRequestView } from './payment-requests.js';
 import { payments, paymentView, type Payment } from './payments.js';
 
 const listPayments: Handler = ({ account, query }) => {
@@ -20,5 +20,6 @@ const listPayments: Handler = ({ account, query }) => {
 export const paymentHandlers: Record<string, Handler> = {
   listPayments,
   createPaymentRequest: ({ deps, account, body, origin }) => created(paymentRequestView(deps, account, origin, createPaymentRequest(deps, account, body ?? {}))),
-  getPaymentRequest: ({ deps, account, params, origin }) => ok(paymentRequestView(deps, account, origin, paymentRequests(account).require(params.id, 'payment request'))),
+  // A request past its expires_at reads as expired even before its due job has run.
+  getPaymentRequest: ({ deps, account, params, origin }) => ok(paymentRequestView(deps, account, origin, expireIfDue(account, paymentRequests(account).require(params.id, 'payment request')))),
 };

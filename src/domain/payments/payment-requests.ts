@@ -30,6 +30,7 @@ export const paymentRequestMachine = defineMachine({
   resource: 'payment request',
   states: ['pending', 'paid', 'expired', 'cancelled'] as const,
   events: ['pay', 'expire', 'cancel'] as const,
+  internal: ['expire'],
   table: {
     pending: { pay: 'paid', expire: 'expired', cancel: 'cancelled' },
     paid: {},

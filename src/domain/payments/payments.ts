@@ -48,6 +48,7 @@ export const paymentMachine = defineMachine({
   resource: 'payment',
   states: ['pending', 'processing', 'succeeded', 'failed', 'refunded'] as const,
   events: ['process', 'succeed', 'fail', 'refund', 'refund_partial', 'chargeback'] as const,
+  internal: ['process', 'succeed', 'fail'],
   table: {
     pending: { process: 'processing', fail: 'failed' },
     processing: { succeed: 'succeeded', fail: 'failed' },
