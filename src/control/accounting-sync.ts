@@ -60,6 +60,35 @@ function checkAgainst(ctx: HandlerContext, kind: string, operationId: string, me
   if (Object.keys(errors).length) throw invalidFields(errors);
 }
 
+/**
+ * A kind whose items name a parent (an invoice its customer, a bill its vendor), which may be an
+ * earlier item of the same sync: checked against its operation's schema and rules, created with the
+ * reference resolved to the parent's new id.
+ */
+function childSyncer<I extends object>(spec: {
+  kind: SyncKind;
+  operationId: string;
+  path: string;
+  parent: { field: keyof I & string; kind: 'customers' | 'vendors' };
+  check: (ctx: HandlerContext, input: I, parentInSync: boolean) => void;
+  create: (ctx: HandlerContext, input: I) => { id: string; view: unknown };
+}): Syncer {
+  const { field, kind } = spec.parent;
+  return {
+    check: (ctx, items, refs) => {
+      checkAgainst(ctx, spec.kind, spec.operationId, 'POST', spec.path, items);
+      items.forEach((item, i) => prefixed(`${spec.kind}[${i}].`, () => {
+        const input = item as I;
+        spec.check(ctx, input, isReference(input[field], kind, refs, field));
+      }));
+    },
+    create: (ctx, item, refs) => {
+      const input = item as I;
+      return spec.create(ctx, { ...input, [field]: resolved(String(input[field]), refs) });
+    },
+  };
+}
+
 const syncers: Record<SyncKind, Syncer> = {
   customers: {
     check: (ctx, items) => checkAgainst(ctx, 'customers', 'createCustomer', 'POST', '/customers', items),
@@ -70,20 +99,14 @@ const syncers: Record<SyncKind, Syncer> = {
     },
   },
   // Synced invoices (source accounting_integration) are the only ones that accept a PDF upload.
-  invoices: {
-    check: (ctx, items, refs) => {
-      checkAgainst(ctx, 'invoices', 'createInvoice', 'POST', '/invoices', items);
-      items.forEach((item, i) => prefixed(`invoices[${i}].`, () => {
-        const input = item as InvoiceInput;
-        checkInvoiceInput(ctx.account, input, { customerInSync: isReference(input.customer_id, 'customers', refs, 'customer_id') });
-      }));
-    },
-    create: (ctx, item, refs) => {
-      const input = item as InvoiceInput;
-      const invoice = createInvoice(ctx.deps, ctx.account, { ...input, customer_id: resolved(input.customer_id, refs) }, { source: 'accounting_integration' });
+  invoices: childSyncer<InvoiceInput>({
+    kind: 'invoices', operationId: 'createInvoice', path: '/invoices', parent: { field: 'customer_id', kind: 'customers' },
+    check: (ctx, input, customerInSync) => checkInvoiceInput(ctx.account, input, { customerInSync }),
+    create: (ctx, input) => {
+      const invoice = createInvoice(ctx.deps, ctx.account, input, { source: 'accounting_integration' });
       return { id: invoice.id, view: invoiceView(invoice) };
     },
-  },
+  }),
   vendors: {
     check: (ctx, items) => {
       checkAgainst(ctx, 'vendors', 'createVendor', 'POST', '/vendors', items);
@@ -101,20 +124,14 @@ const syncers: Record<SyncKind, Syncer> = {
       return { id: vendor.id, view: vendorView(vendor) };
     },
   },
-  bills: {
-    check: (ctx, items, refs) => {
-      checkAgainst(ctx, 'bills', 'createBill', 'POST', '/bills', items);
-      items.forEach((item, i) => prefixed(`bills[${i}].`, () => {
-        const input = item as BillInput;
-        checkBillInput(ctx.account, input, { vendorInSync: isReference(input.vendor_id, 'vendors', refs, 'vendor_id') });
-      }));
-    },
-    create: (ctx, item, refs) => {
-      const input = item as BillInput;
-      const bill = createBill(ctx.deps, ctx.account, { ...input, vendor_id: resolved(input.vendor_id, refs) }, { source: 'accounting_integration' });
+  bills: childSyncer<BillInput>({
+    kind: 'bills', operationId: 'createBill', path: '/bills', parent: { field: 'vendor_id', kind: 'vendors' },
+    check: (ctx, input, vendorInSync) => checkBillInput(ctx.account, input, { vendorInSync }),
+    create: (ctx, input) => {
+      const bill = createBill(ctx.deps, ctx.account, input, { source: 'accounting_integration' });
       return { id: bill.id, view: billView(ctx.account, bill) };
     },
-  },
+  }),
 };
 
 /**
