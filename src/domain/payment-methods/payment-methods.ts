@@ -117,10 +117,7 @@ export interface CardInput {
 export function addCardMethod(deps: Deps, account: Account, customerId: string, input: CardInput): PaymentMethodRecord {
   customerAcceptingMethods(account, customerId);
   const card = cardFromToken(account, input.card_provider_token);
-  return addMethod(deps, account, {
-    id: account.newId('pm'),
-    customer_id: customerId,
-    created_at: account.clock.iso(),
+  return addMethod(deps, account, customerId, {
     type: 'card',
     custom_name: input.custom_name ?? null,
     ...card,
@@ -130,7 +127,6 @@ export function addCardMethod(deps: Deps, account: Account, customerId: string, 
     subtype: null,
     receiver_name: null,
     failure: testValueFailure({ last4: card.last4 }),
-    cvv_submitted_at: null,
   });
 }
 
@@ -155,10 +151,7 @@ export function addBankMethod(deps: Deps, account: Account, customerId: string, 
     else errors[other] = `must not be sent when account_data_type is ${input.account_data_type}`;
     throw invalidFields(errors, 'Exactly one of us_account_data and ca_account_data is sent, matching account_data_type.');
   }
-  return addMethod(deps, account, {
-    id: account.newId('pm'),
-    customer_id: customerId,
-    created_at: account.clock.iso(),
+  return addMethod(deps, account, customerId, {
     type: 'ach',
     custom_name: input.custom_name ?? null,
     brand: null,
@@ -172,13 +165,17 @@ export function addBankMethod(deps: Deps, account: Account, customerId: string, 
     receiver_name: input.receiver_name ?? null,
     // The account number itself is never stored: only its outcome and last four digits.
     failure: testValueFailure({ account_number: block.account_number }),
-    cvv_submitted_at: null,
   });
 }
 
-function addMethod(deps: Deps, account: Account, method: PaymentMethodRecord): PaymentMethodRecord {
-  const customer = getCustomer(account, method.customer_id);
+/** The fields a card and a bank account each describe; addMethod gives the rest. */
+type MethodDetails = Omit<PaymentMethodRecord, 'id' | 'customer_id' | 'created_at' | 'cvv_submitted_at'>;
+
+/** Store a new method for the customer; the first one becomes the customer's default. */
+function addMethod(deps: Deps, account: Account, customerId: string, details: MethodDetails): PaymentMethodRecord {
+  const customer = getCustomer(account, customerId);
   const first = customer.default_payment_method_id === null;
+  const method: PaymentMethodRecord = { id: account.newId('pm'), customer_id: customerId, created_at: account.clock.iso(), ...details, cvv_submitted_at: null };
   const stored = paymentMethods(account).insert(method);
   if (first) customers(account).update(customer.id, { default_payment_method_id: method.id });
   deps.events.record(account, 'payment_method_added', stored.id, paymentMethodEventData(account, stored));
