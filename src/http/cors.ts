@@ -3,7 +3,7 @@
 // The partner API (server to server, client secrets) gets none of this.
 import type { NextFunction, Request, Response } from 'express';
 
-// Sandbox choice (README "Gaps and choices"): `*` rather than echoing the Origin. The checkout token
+// Sandbox choice (docs/gaps-and-choices.md): `*` rather than echoing the Origin. The checkout token
 // travels in Authorization, never in a cookie, so no request is sent with browser credentials and
 // any partner page may embed the checkout without being listed anywhere.
 export const CHECKOUT_CORS = {

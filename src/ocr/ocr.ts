@@ -91,7 +91,7 @@ const DATE = String.raw`(\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{4}|[A-Za-z]{3,9}
 const MONEY = String.raw`(?:USD|US\$|\$)?\s*(-?[0-9][0-9,]*(?:\.[0-9]{1,2})?)`;
 
 /**
- * The documented patterns (README "Bill upload"): labels are matched case-insensitively at the
+ * The documented patterns (docs/api-coverage.md "Bill upload"): labels are matched case-insensitively at the
  * start of a line or after a run of spaces, so two-column layouts read as well as stacked ones.
  */
 const PATTERNS = {

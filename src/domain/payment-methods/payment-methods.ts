@@ -32,7 +32,7 @@ export interface PaymentMethodRecord {
 
 export const paymentMethods = defineCollection<PaymentMethodRecord>('payment_methods', ['customer_id']);
 
-// Test values (README "Test values"). Card outcomes follow the last four digits, as with the test
+// Test values (docs/test-values.md). Card outcomes follow the last four digits, as with the test
 // card numbers of card networks; bank outcomes follow the whole account number.
 export const CARD_TEST_TOKENS: Record<string, { brand: string; last4: string }> = {
   tok_visa: { brand: 'visa', last4: '4242' },

@@ -58,7 +58,7 @@ export const paymentMachine = defineMachine({
   },
 });
 
-// Sandbox choices (README "Gaps and choices"): a payment is submitted one minute after it is made,
+// Sandbox choices (docs/gaps-and-choices.md): a payment is submitted one minute after it is made,
 // then settles after a time that depends on how it is paid.
 export const PROCESSING_DELAY_SECONDS = 60;
 export const SETTLEMENT_SECONDS: Record<MethodKind, number> = {
