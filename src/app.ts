@@ -34,6 +34,7 @@ import { paymentsFeature } from './domain/payments/feature.js';
 import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
+import { LIMITS } from './limits.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
@@ -121,9 +122,9 @@ export function createApp(deps: Deps): SandboxApp {
     next();
   });
   app.use(checkoutCors(isCheckoutPath));
-  app.use(express.json({ limit: '15mb', type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ extended: false, limit: '1mb' }));
-  app.use(express.text({ limit: '1mb', type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));
+  app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: false, limit: LIMITS.formBodyBytes }));
+  app.use(express.text({ limit: LIMITS.formBodyBytes, type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));
 
   const collect = (pick: (f: Feature) => Record<string, unknown> | undefined) =>
     Object.assign({}, ...FEATURES.map((f) => pick(f) ?? {}));

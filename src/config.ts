@@ -1,5 +1,6 @@
 // Owns the sandbox's configuration: defaults, environment variables and their parsing.
 // Flags are parsed in cli.ts and win over the environment; programmatic callers pass SandboxConfig directly.
+import { LIMITS } from './limits.js';
 
 export type Environment = 'production' | 'demo';
 export const ENVIRONMENTS: readonly Environment[] = ['production', 'demo'];
@@ -65,7 +66,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     validateResponses: false,
     realTimeTicks: false,
     flushDelayMs: 50,
-    journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, 500, 'SANDBOX_JOURNAL_SIZE'),
+    journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
   };
 }
 

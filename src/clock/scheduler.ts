@@ -3,10 +3,11 @@
 import type { Account, JobData } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../log.js';
+import { LIMITS } from '../limits.js';
 
 export type JobHandler = (account: Account, job: JobData) => Promise<void> | void;
 
-const MAX_JOBS_PER_RUN = 100_000;
+const MAX_JOBS_PER_RUN = LIMITS.jobsPerRun;
 
 export class Scheduler {
   private readonly handlers = new Map<string, JobHandler>();

@@ -1,5 +1,6 @@
 // Owns what the request journal may keep of a request or response: secrets masked by field and
 // header name, and long strings (base64 documents) shortened so a bounded ring stays small.
+import { LIMITS } from '../limits.js';
 
 export const MASK = '***';
 
@@ -13,8 +14,8 @@ const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'
 const SECRET_FIELD = /secret|password|passwd|cvv|cvc|account_number|card_number|card_provider_token|access_token|refresh_token|^token$/i;
 
 /** Strings longer than this are cut (a PDF in base64 would otherwise fill the journal). */
-export const MAX_STRING = 2048;
-const MAX_DEPTH = 32;
+export const MAX_STRING = LIMITS.journalStringChars;
+const MAX_DEPTH = LIMITS.journalDepth;
 
 function shorten(text: string): string {
   return text.length > MAX_STRING ? `${text.slice(0, 64)}… [${text.length} characters, shortened by the journal]` : text;

@@ -4,9 +4,10 @@
 import { PDFParse } from 'pdf-parse';
 import { isCalendarDate } from '../domain/dates.js';
 import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { LIMITS } from '../limits.js';
 
 /** Sandbox choice: decoded documents above 10 MB are refused with 413 (the same limit as invoice PDFs). */
-export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+export const MAX_DOCUMENT_BYTES = LIMITS.billDocumentBytes;
 
 export type DocumentType = 'application/pdf' | 'image/png' | 'image/jpeg';
 

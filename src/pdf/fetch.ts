@@ -9,11 +9,12 @@ import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { ApiError, Errors, invalidFields } from '../http/errors.js';
 import { looksNumeric, refusalOf } from './address-policy.js';
+import { LIMITS } from '../limits.js';
 
-export const PDF_MAX_BYTES = 10 * 1024 * 1024;
+export const PDF_MAX_BYTES = LIMITS.pdfBytes;
 /** Sandbox choices (the spec says limits exist without values): 5 redirects, 10 s for the whole fetch. */
-export const PDF_MAX_REDIRECTS = 5;
-export const PDF_FETCH_TIMEOUT_MS = 10_000;
+export const PDF_MAX_REDIRECTS = LIMITS.pdfRedirects;
+export const PDF_FETCH_TIMEOUT_MS = LIMITS.pdfFetchTimeoutMs;
 
 /**
  * Programmatic-only options (tests): `deps.services.set(PDF_FETCH_SERVICE, {ca})` trusts an extra CA,

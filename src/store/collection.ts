@@ -2,6 +2,7 @@
 // secondary indexes, and cursor pagination. Reads and writes cost O(1); a page costs O(limit)
 // plus the objects a filter skips, never a copy of the whole collection.
 import { ApiError, Errors } from '../http/errors.js';
+import { LIMITS } from '../limits.js';
 
 export interface CollectionData<T> {
   items: Record<string, T>;
@@ -26,8 +27,8 @@ export interface Page<T> {
   has_previous_page: boolean;
 }
 
-export const DEFAULT_PAGE_LIMIT = 100;
-export const MAX_PAGE_LIMIT = 500;
+export const DEFAULT_PAGE_LIMIT = LIMITS.pageDefault;
+export const MAX_PAGE_LIMIT = LIMITS.pageMax;
 
 export class Collection<T extends { id: string }> {
   private readonly positions = new Map<string, number>();

@@ -9,12 +9,13 @@ import { sendDelivery, DEFAULT_SEND_OPTIONS, type AttemptOutcome, type SendOptio
 import { attempts, deliveries, deliveryBody, deliveryMachine, eventOf, type DeliveryRecord } from './history.js';
 import { transition } from '../domain/machine.js';
 import { activeSubscriptions, subscriptions, type Subscription } from './subscriptions.js';
+import { LIMITS } from '../limits.js';
 
 export const WEBHOOKS_SERVICE = 'webhooks';
 export const SEND_JOB = 'webhooks.send';
 
 /** Spec: at most 5 retries, the nth 30 s x 3^n after the failure (90 s, 270 s, 810 s, 2430 s, 7290 s). */
-export const MAX_RETRIES = 5;
+export const MAX_RETRIES = LIMITS.webhookRetries;
 export const RETRY_BASE_MS = 30_000;
 /** Spec: a retry run sends at most 10 webhooks; the rest go in following cycles. */
 export const RETRY_RUN_SIZE = 10;

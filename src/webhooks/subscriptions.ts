@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import type { Topic } from '../events/events.js';
 import { ApiError, Errors, invalidFields } from '../http/errors.js';
 import { defineCollection, type Account } from '../store/store.js';
+import { LIMITS } from '../limits.js';
 
 export interface Subscription {
   id: string;
@@ -19,7 +20,7 @@ export interface Subscription {
 
 export const subscriptions = defineCollection<Subscription>('webhook_subscriptions', ['topic']);
 
-export const MAX_URL_LENGTH = 2048;
+export const MAX_URL_LENGTH = LIMITS.webhookUrlChars;
 
 /** Visible ASCII only, as an HTTP header value of a bearer token can carry. */
 const SECRET_FORM = /^[\x21-\x7e]{1,256}$/;

@@ -9,6 +9,7 @@ import { MAX_AMOUNT } from '../payments/money.js';
 import { defineMachine, transition } from '../machine.js';
 import { getVendor } from '../vendors/vendors.js';
 import { cancelOpenPayments, openPaymentsOf, paymentsOfBill, reschedulePayments, vendorPaymentView } from '../vendor-payments/vendor-payments.js';
+import { LIMITS } from '../../limits.js';
 
 export type BillStatus = 'draft' | 'needs_approval' | 'processing' | 'paid' | 'deleted' | 'failed';
 export type BillSource = 'manual' | 'ocr' | 'accounting_integration';
@@ -63,7 +64,7 @@ export interface Bill {
 export const bills = defineCollection<Bill>('bills', ['vendor_id', 'status']);
 
 /** Sandbox choice: bulk operations take at most this many ids (more is a 400). */
-export const MAX_BULK_IDS = 100;
+export const MAX_BULK_IDS = LIMITS.bulkItems;
 
 /**
  * The spec's table (submit, reject, delete; 409 for delete and patch in processing or paid) plus the

@@ -1,7 +1,8 @@
 // Owns money arithmetic and the fee model: amounts are decimal dollars rounded to cents, and every
 // fee (quotes, payment fees, payout fees) comes from the one table below.
+import { LIMITS } from '../../limits.js';
 /** Sandbox limit on any one amount (and invoice total), so totals stay exact in JSON numbers. */
-export const MAX_AMOUNT = 1_000_000_000;
+export const MAX_AMOUNT = LIMITS.amountMax;
 
 export function cents(value: number): number {
   return Math.round((value + Number.EPSILON) * 100) / 100;

@@ -1,0 +1,39 @@
+// Owns the one table of caps and retentions: every body, string, list, upload and in-memory
+// structure that grows with traffic has its bound here, with the unit in its name. Code and tests
+// read these constants; docs/gaps-and-choices.md ("Limits and retention") lists the same rows.
+
+const MB = 1024 * 1024;
+
+export const LIMITS = {
+  /** JSON request bodies (a 10 MB PDF in base64 is about 13.4 MB). Beyond: 413 payload_too_large. */
+  jsonBodyBytes: 15 * MB,
+  /** Form (token endpoint) and YAML (scenario documents) bodies. Beyond: 413. */
+  formBodyBytes: 1 * MB,
+  /** PDF uploads, decoded content or fetched body (the spec's 10 MB). Beyond: 413. */
+  pdfBytes: 10 * MB,
+  /** Bill documents for OCR upload, decoded (sandbox choice, the same as PDFs). Beyond: 413. */
+  billDocumentBytes: 10 * MB,
+  /** Redirects followed when fetching a PDF url (the spec says a limit exists, not its value). */
+  pdfRedirects: 5,
+  /** Time for the whole PDF url fetch, DNS lookup included. */
+  pdfFetchTimeoutMs: 10_000,
+  /** `limit` of every paginated list (the spec gives the default 100, no maximum). Beyond: 400. */
+  pageDefault: 100,
+  pageMax: 500,
+  /** Ids per bulk bill operation and items per vendor-payment request. Beyond: 400. */
+  bulkItems: 100,
+  /** Every amount, in currency units. Beyond: 400/422 naming the field. */
+  amountMax: 1_000_000_000,
+  /** A webhook subscription's endpoint_url. Beyond: 400. */
+  webhookUrlChars: 2048,
+  /** Webhook delivery retries before the account's queue pauses (the spec's 5). */
+  webhookRetries: 5,
+  /** Request journal entries kept per account (default; --journal-size changes it). */
+  journalEntries: 500,
+  /** Strings longer than this are shortened in journal entries. */
+  journalStringChars: 2048,
+  /** Nesting kept in journal entries; deeper values are replaced by a marker. */
+  journalDepth: 32,
+  /** Due jobs run by one clock advance before it stops (a runaway guard). */
+  jobsPerRun: 100_000,
+} as const;
