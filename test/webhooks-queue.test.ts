@@ -1,0 +1,293 @@
+// The delivery queue's edges that mutation testing (npm run mutate, issue 19) showed no test pinned:
+// what POST /webhooks/retry and deleting a subscription cancel (send jobs only), a subscription
+// deleted while its attempt is under way, a reset while an attempt is under way, the fresh retry
+// counter when the subscription holding the queue goes, the queue after a restart with --data, and
+// an attempt the sandbox itself cannot make.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../src/faults.js';
+import type { ReceivedWebhook } from '../src/testing/webhook-receiver.js';
+import { at, webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
+
+const open: WebhookSandbox[] = [];
+const gates: Gate[] = [];
+afterEach(async () => {
+  for (const gate of gates.splice(0)) gate.release(200);
+  for (const w of open.splice(0)) {
+    await w.settle(w.sb.deps.store.account('ptn_default', 'production'));
+    await w.close();
+  }
+});
+
+async function sandbox(config: Parameters<typeof webhookSandbox>[0] = {}): Promise<WebhookSandbox> {
+  const w = await webhookSandbox(config);
+  open.push(w);
+  return w;
+}
+
+/** Holds the first delivery to `path` until released with a status; other paths answer `others(d)`. */
+interface Gate {
+  arrived: Promise<void>;
+  release(status: number): void;
+}
+
+function hold(w: WebhookSandbox, path: string, others: (d: Omit<ReceivedWebhook, 'status'>) => number = () => 200): Gate {
+  let arrive!: () => void;
+  let answer!: (status: number) => void;
+  const arrived = new Promise<void>((resolve) => { arrive = resolve; });
+  const answered = new Promise<number>((resolve) => { answer = resolve; });
+  let held = false;
+  w.receiver.respondWith((d) => {
+    if (d.path !== path || held) return others(d);
+    held = true;
+    arrive();
+    return answered;
+  });
+  const gate = { arrived, release: answer };
+  gates.push(gate);
+  return gate;
+}
+
+async function customer(w: WebhookSandbox, name: string): Promise<string> {
+  const res = await w.api.post('/customers', { name });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+type Attempt = { event_id: string; attempt: number; status_code: number | null; error: string | null; at: string; next_attempt_at: string | null; url: string };
+
+async function attempts(w: WebhookSandbox): Promise<Attempt[]> {
+  const res = await w.sb.http.get('/_sandbox/webhooks/deliveries').set('Authorization', `Bearer ${w.token}`);
+  expect(res.status).toBe(200);
+  return (res.body.data as Attempt[]).slice().reverse();
+}
+
+async function history(w: WebhookSandbox, query = '') {
+  const res = await w.api.get(`/webhooks/events${query}`);
+  expect(res.status).toBe(200);
+  return res.body.data as Array<{ entity_id: string; subscription_id: string; status: string; attempts: number; last_error: string | null; next_attempt_at: string | null }>;
+}
+
+async function advance(w: WebhookSandbox, seconds: number): Promise<void> {
+  await w.sb.advance(seconds).expect(200);
+  await w.fresh();
+}
+
+describe('what the queue cancels', () => {
+  // Mutant: cancelJobs' `job.kind === SEND_JOB` -> true (every job of the account canceled).
+  it('cancelJobs cancels only send jobs: POST /webhooks/retry keeps the account\'s due-date job', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith(500);
+    const payer = await customer(w, 'Payer');
+    const inv = await w.api.post('/invoices', { customer_id: payer, due_date: '2026-03-03', line_items: [{ description: 'Work', quantity: 1, amount: 100 }] });
+    expect(inv.status).toBe(201);
+    await w.subscribe('customer_created');
+    await customer(w, 'Queued');
+    await w.settle();
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 1 });
+    await w.settle();
+    await advance(w, 39 * 3600); // 2026-03-04 00:00: the day after the due date begins
+    expect((await w.api.get(`/invoices/${inv.body.id}`)).body.status).toBe('OVERDUE');
+  });
+
+  it('cancelJobs cancels only send jobs: deleting the subscription that holds the queue in retry keeps the account\'s due-date job', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith(500);
+    const payer = await customer(w, 'Payer');
+    const inv = await w.api.post('/invoices', { customer_id: payer, due_date: '2026-03-03', line_items: [{ description: 'Work', quantity: 1, amount: 100 }] });
+    const sub = await w.subscribe('customer_created');
+    await customer(w, 'Queued');
+    await w.settle();
+    await w.api.delete(`/webhooks/${sub.id}`).expect(200);
+    await advance(w, 39 * 3600);
+    expect((await w.api.get(`/invoices/${inv.body.id}`)).body.status).toBe('OVERDUE');
+  });
+
+  // Mutant: cancelJobs' `job.kind === SEND_JOB` -> false (the waiting retry stays and fires too).
+  it('POST /webhooks/retry replaces the waiting retry: the old retry time passes with no attempt', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith(500);
+    await w.subscribe('customer_created');
+    await customer(w, 'Acme');
+    await w.settle();
+    expect((await attempts(w)).map((a) => a.next_attempt_at)).toEqual([at(90)]);
+    await advance(w, 30);
+    await w.api.post('/webhooks/retry').expect(200);
+    await w.settle();
+    expect((await attempts(w)).map((a) => [a.attempt, a.at, a.next_attempt_at])).toEqual([[1, at(0), at(90)], [2, at(30), at(120)]]);
+    await advance(w, 60); // the old retry time
+    expect(await attempts(w)).toHaveLength(2);
+    await advance(w, 30);
+    expect((await attempts(w)).map((a) => [a.attempt, a.at])).toEqual([[1, at(0)], [2, at(30)], [3, at(120)]]);
+  });
+});
+
+describe('a subscription deleted while its attempt is under way', () => {
+  it.each([
+    [200, 'sent', null],
+    [500, 'failed', 'receiver answered 500; subscription deleted, not retried'],
+  ])('the receiver answers %i: the attempt is recorded, never retried, and the next delivery goes at once', async (status, recorded, lastError) => {
+    const w = await sandbox();
+    const gate = hold(w, '/held');
+    const held = await w.subscribe('customer_created', '/held');
+    const next = await w.subscribe('customer_created', '/next');
+    const id = await customer(w, 'Acme');
+    await gate.arrived;
+    await w.api.delete(`/webhooks/${held.id}`).expect(200);
+    gate.release(status);
+    await w.settle();
+    expect(w.receiver.deliveries.map((d) => [d.path, d.entity_id, d.status])).toEqual([['/held', id, status], ['/next', id, 200]]);
+    const records = await history(w);
+    expect(records.find((r) => r.subscription_id === held.id)).toMatchObject({ status: recorded, attempts: 1, last_error: lastError, next_attempt_at: null });
+    expect(records.find((r) => r.subscription_id === next.id)).toMatchObject({ status: 'sent', attempts: 1, last_error: null });
+    expect((await attempts(w)).map((a) => [a.url.endsWith('/held'), a.status_code, a.next_attempt_at])).toEqual([[true, status, null], [false, 200, null]]);
+    await advance(w, 20_000);
+    expect(w.receiver.deliveries).toHaveLength(2);
+  });
+});
+
+describe('a reset while an attempt is under way', () => {
+  it.each([
+    ['the account (reset with a token)', true],
+    ['everything (reset without a token)', false],
+  ])('resetting %s: the old attempt\'s answer lands nowhere, the old queue is not sent, and the fresh account delivers at once', async (_label, withToken) => {
+    const w = await sandbox();
+    const gate = hold(w, '/held');
+    await w.subscribe('customer_created', '/held');
+    const cut = await customer(w, 'Cut');
+    await customer(w, 'Behind');
+    await gate.arrived;
+    const reset = w.sb.http.post('/_sandbox/reset');
+    expect((await (withToken ? reset.set('Authorization', `Bearer ${w.token}`) : reset)).status).toBe(200);
+    // A failure would schedule a retry; it must not land in the fresh account's queue.
+    gate.release(500);
+    const fresh = w.sb.deps.store.account('ptn_default', 'production');
+    await w.settle(fresh);
+    await w.fresh();
+    expect(await attempts(w)).toEqual([]);
+    expect(await history(w)).toEqual([]);
+    await w.subscribe('customer_created', '/fresh');
+    const after = await customer(w, 'Fresh');
+    await w.settle(fresh);
+    expect(w.receiver.deliveries.map((d) => [d.path, d.entity_id, d.status])).toEqual([['/held', cut, 500], ['/fresh', after, 200]]);
+    expect((await attempts(w)).map((a) => [a.attempt, a.status_code, a.next_attempt_at])).toEqual([[1, 200, null]]);
+  });
+});
+
+describe('the retry counter when the subscription holding the queue is deleted', () => {
+  it('the next delivery is sent at once with a fresh retry counter (its retry 90 s later)', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith(500); // both receivers fail
+    const dead = await w.subscribe('customer_created', '/dead');
+    await w.subscribe('customer_created', '/next');
+    await customer(w, 'Acme');
+    await w.settle();
+    await advance(w, 90); // the second failure of /dead; its next retry would be at 360
+    expect((await attempts(w)).map((a) => [a.url.endsWith('/dead'), a.attempt, a.next_attempt_at])).toEqual([[true, 1, at(90)], [true, 2, at(360)]]);
+    await w.api.delete(`/webhooks/${dead.id}`).expect(200);
+    await w.settle();
+    const log = await attempts(w);
+    expect(log).toHaveLength(3);
+    expect(log[2]).toMatchObject({ attempt: 1, at: at(90), status_code: 500, next_attempt_at: at(180) });
+    expect(log[2].url.endsWith('/next')).toBe(true);
+  });
+
+  it('deleting a subscription that does not hold the queue leaves the retry schedule and counter alone', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith((d) => (d.path === '/dead' ? 500 : 200));
+    await w.subscribe('customer_created', '/dead');
+    const behind = await w.subscribe('customer_created', '/behind');
+    await customer(w, 'Acme');
+    await w.settle();
+    await advance(w, 90);
+    await w.api.delete(`/webhooks/${behind.id}`).expect(200);
+    await w.settle();
+    expect((await history(w)).find((r) => r.subscription_id === behind.id)).toMatchObject({ status: 'failed', attempts: 0, last_error: 'subscription deleted before delivery' });
+    expect(await attempts(w)).toHaveLength(2);
+    await advance(w, 269);
+    expect(await attempts(w)).toHaveLength(2);
+    await advance(w, 1);
+    expect((await attempts(w)).map((a) => [a.attempt, a.at, a.next_attempt_at])).toEqual([[1, at(0), at(90)], [2, at(90), at(360)], [3, at(360), at(1170)]]);
+    expect(w.receiver.deliveries.map((d) => d.path)).toEqual(['/dead', '/dead', '/dead']);
+  });
+});
+
+describe('an attempt the sandbox cannot make', () => {
+  it('a fault of the sandbox\'s own is a failed attempt on the retry schedule, and the API keeps answering', async () => {
+    const w = await sandbox();
+    let broken = true;
+    const hook: DeliveryFaultHook = () => {
+      if (broken) throw new Error('the fault hook broke');
+      return undefined;
+    };
+    w.sb.deps.services.set(DELIVERY_FAULTS, hook);
+    await w.subscribe('customer_created');
+    const id = await customer(w, 'Acme');
+    await w.settle();
+    expect(await attempts(w)).toEqual([expect.objectContaining({ attempt: 1, status_code: null, error: 'internal error: the sandbox could not make this attempt', next_attempt_at: at(90) })]);
+    expect((await w.api.get(`/customers/${id}`)).status).toBe(200);
+    broken = false;
+    await advance(w, 90);
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([id]);
+    expect((await history(w))[0]).toMatchObject({ status: 'sent', attempts: 2, last_error: null });
+  });
+});
+
+describe('the queue after a restart with --data', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'webhooks-queue-'));
+    file = join(dir, 'sandbox.json');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const instance = () => sandbox({ dataFile: file, seed: 'queue-restart' });
+  /** The process "dies": what it wrote so far is on disk, and it never writes the file again. */
+  async function die(w: WebhookSandbox): Promise<void> {
+    await w.sb.deps.store.flush();
+    w.sb.deps.store.changed = () => undefined;
+  }
+
+  it('a retry job already waiting is kept as the only one: nothing is sent before the retry time, and once at it', async () => {
+    const a = await instance();
+    a.receiver.respondWith(500);
+    await a.subscribe('customer_created');
+    await customer(a, 'Acme');
+    await a.settle();
+    expect(a.receiver.deliveries).toHaveLength(1);
+    await die(a);
+
+    const b = await instance();
+    await b.settle();
+    expect(a.receiver.deliveries).toHaveLength(1);
+    await advance(b, 89);
+    expect(a.receiver.deliveries).toHaveLength(1);
+    await advance(b, 1);
+    expect(a.receiver.deliveries).toHaveLength(2);
+    await advance(b, 269);
+    expect(a.receiver.deliveries).toHaveLength(2);
+    await advance(b, 1);
+    expect(a.receiver.deliveries).toHaveLength(3);
+  });
+
+  it('a queue with no job waiting (its attempt was cut) gets one: every queued delivery goes, in order, once', async () => {
+    const a = await instance();
+    const gate = hold(a, '/hooks');
+    await a.subscribe('customer_created');
+    const cut = await customer(a, 'Cut');
+    const behind = await customer(a, 'Behind');
+    await gate.arrived;
+    await die(a);
+
+    const b = await instance();
+    await b.settle();
+    expect(a.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[cut, 200], [behind, 200]]);
+    expect((await attempts(b)).map((x) => [x.attempt, x.status_code])).toEqual([[1, null], [2, 200], [1, 200]]);
+    expect((await history(b, '?status=sent')).map((r) => r.entity_id)).toEqual([behind, cut]);
+    await advance(b, 20_000);
+    expect(a.receiver.deliveries).toHaveLength(2);
+  });
+});
