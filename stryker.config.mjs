@@ -22,10 +22,12 @@ export default {
     projectType: 'custom',
     configFile: 'jest.config.js',
     config: {
-      // Per-test coverage (below) tells which tests reach a mutant; these two turn that into which
-      // test FILES to load for it, so a mutant run does not load all of test/ (stryker/*.cjs).
+      // Per-test coverage (below) tells which tests reach a mutant; these turn that into which test
+      // FILES to load for it, likeliest killer first, and stop at the first failing test, so a
+      // mutant run does not load all of test/ (stryker/*.cjs).
       testEnvironment: './stryker/related-tests-environment.cjs',
       testSequencer: './stryker/related-tests-sequencer.cjs',
+      runner: './stryker/related-tests-runner.cjs',
     },
     // Every test file imports the whole app, so --findRelatedTests would name them all anyway.
     enableFindRelatedTests: false,
@@ -50,6 +52,8 @@ export default {
   // The machine is shared: two processes at most, nice'd by the npm script.
   concurrency: 2,
   timeoutMS: 10000,
+  // The dry run is the whole suite with coverage: 5+ minutes on an idle machine, far more on a busy one.
+  dryRunTimeoutMinutes: 90,
   ignorePatterns: ['dist', 'reports', 'coverage', '.sandbox-data', '*.tgz'],
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',

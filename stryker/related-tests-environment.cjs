@@ -1,11 +1,10 @@
 // Jest environment used only under Stryker (see stryker.config.mjs). During the dry run, Stryker's
 // per-test coverage says which tests reach which mutant; this environment turns that into "which
-// test files" and writes it next to the sandbox's jest.config.js, so that
-// related-tests-sequencer.cjs can load only those files for each mutant. Without it every mutant
-// run would load (and transform, and link) all of test/ only to skip most of it by name.
-// In a mutant run it also bails: once a test fails the mutant is killed, so the remaining tests are
-// skipped (Stryker's own bail cannot reach Jest's programmatic API; a mutant in the state table is
-// covered by most of the suite, and running it all after the first failure costs minutes).
+// test files, with how many such tests" and writes it to the sandbox's root, so that
+// related-tests-sequencer.cjs can load only those files for each mutant (without it every mutant
+// run would load, transform and link all of test/ only to skip most of it by name).
+// In a mutant run it also bails: once a test fails the mutant is killed, so the remaining tests of
+// the file are skipped (and related-tests-runner.cjs loads no further file).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -14,13 +13,13 @@ const { TestEnvironment } = require('jest-environment-node');
 const MAP_FILE = 'stryker-related-tests.json';
 const ACTIVE_MUTANT = '__STRYKER_ACTIVE_MUTANT__';
 
-/** Mutant id -> test files (relative to rootDir), built up over this process's dry run. */
+/** Mutant id -> { test file (relative to rootDir) -> how many of its tests reach the mutant }. */
 const related = {};
 
 /**
  * Whether a test of the current mutant run failed (reset by the sequencer when a run starts). A
  * process global, not module state: Stryker may load this file from another directory than Jest
- * loads the sequencer's copy from, and the two must share it.
+ * loads the sequencer's and runner's copy from, and all must share it.
  */
 const run = (globalThis[Symbol.for('stryker-related-tests.run')] ??= { failed: false });
 
@@ -67,8 +66,8 @@ class RelatedTestsEnvironment extends TestEnvironment {
     const file = path.relative(this.#rootDir, this.#testPath);
     for (const name of this.#names) {
       for (const mutant of Object.keys(perTest[name] ?? {})) {
-        const files = (related[mutant] ??= []);
-        if (!files.includes(file)) files.push(file);
+        const files = (related[mutant] ??= {});
+        files[file] = (files[file] ?? 0) + 1;
       }
     }
     fs.writeFileSync(path.join(this.#rootDir, MAP_FILE), JSON.stringify(related));
