@@ -204,3 +204,24 @@ describe('bulk cap', () => {
     expect(await p.status(bill.id)).toBe('deleted');
   });
 });
+
+describe('what a refusal says', () => {
+  it('names the field with a fixed text for each rule', async () => {
+    const v = await p.vendor();
+    const refused = async (body: object) => (await p.api.post('/bills', { vendor_id: v.id, ...body })).body;
+    expect(await refused({ vendor_id: 'ven_unknown', amount: 5 })).toEqual({ code: 'unknown_vendor', message: 'No vendor with id ven_unknown.', validation_errors: { vendor_id: 'is not a vendor of this account' } });
+    expect((await refused({ amount: 0 })).validation_errors).toEqual({ amount: 'must be greater than 0' });
+    expect((await refused({ amount: 1.234 })).validation_errors).toEqual({ amount: 'must have at most two decimal places (amounts are dollars and cents)' });
+    expect((await refused({ amount: -1.234 })).validation_errors).toEqual({ amount: 'must be greater than 0' });
+    expect((await refused({ amount: 10, issue_date: '2026-03-10', due_date: '2026-03-09' })).validation_errors).toEqual({ due_date: 'must not be before issue_date' });
+    const bill = await p.bill(v.id);
+    const patched = await p.api.patch(`/bills/${bill.id}`, { vendor_id: 'ven_gone' });
+    expect(patched.body).toEqual({ code: 'unknown_vendor', message: 'No vendor with id ven_gone.', validation_errors: { vendor_id: 'is not a vendor of this account' } });
+    const today = await p.clockToday();
+    await p.advance(86_400);
+    const past = await p.api.post(`/bills/${bill.id}/pay-date`, { pay_date: today });
+    expect(past.body.validation_errors).toEqual({ pay_date: `must not be in the past (today is ${await p.clockToday()} on the account clock)` });
+    const noDocument = await p.api.get(`/bills/${bill.id}/document`);
+    expect(noDocument.body).toMatchObject({ code: 'not_found', message: `Bill ${bill.id} has no document.` });
+  });
+});
