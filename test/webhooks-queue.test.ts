@@ -235,6 +235,69 @@ describe('an attempt the sandbox cannot make', () => {
   });
 });
 
+describe('failures inside the queue', () => {
+  it('a failure while enqueuing never fails the request that recorded the event, and later events still go', async () => {
+    const w = await sandbox();
+    await w.subscribe('customer_created');
+    const newId = w.account.newId.bind(w.account);
+    w.account.newId = (prefix: string) => {
+      if (prefix === 'whe') throw new Error('no id for a delivery');
+      return newId(prefix);
+    };
+    const lost = await w.api.post('/customers', { name: 'Lost' });
+    expect(lost.status).toBe(201);
+    expect((await w.api.get(`/customers/${lost.body.id}`)).status).toBe(200);
+    w.account.newId = newId;
+    const kept = await customer(w, 'Kept');
+    await w.settle();
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([kept]);
+  });
+
+  it('a failure in a delivery run outside the attempt pauses the account rather than spinning; POST /webhooks/retry resumes it', async () => {
+    const w = await sandbox();
+    await w.subscribe('customer_created');
+    const log = w.sb.deps.log as unknown as { debug: (...args: unknown[]) => void };
+    const debug = log.debug;
+    let broken = true;
+    log.debug = (...args: unknown[]) => {
+      // Only the queue's own line after an attempt: the run breaks after the attempt was recorded.
+      if (broken && args[1] === 'webhook attempt') {
+        broken = false;
+        throw new Error('the run broke after the attempt');
+      }
+      return debug.apply(w.sb.deps.log, args);
+    };
+    const first = await customer(w, 'First');
+    await w.settle();
+    const second = await customer(w, 'Second');
+    await w.settle();
+    await advance(w, 86_400);
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([first]);
+    expect((await history(w, '?status=pending')).map((r) => r.entity_id)).toEqual([second]);
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 1 });
+    await w.settle();
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([first, second]);
+  });
+
+  it('deleting the subscription that holds a paused queue leaves the account paused until POST /webhooks/retry', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith((d) => (d.path === '/dead' ? 500 : 200));
+    const dead = await w.subscribe('customer_created', '/dead');
+    await w.subscribe('customer_created', '/next');
+    const id = await customer(w, 'Acme');
+    await w.settle();
+    await advance(w, 20_000); // six failed attempts: paused
+    expect(w.receiver.deliveries.map((d) => d.path)).toEqual(Array(6).fill('/dead'));
+    await w.api.delete(`/webhooks/${dead.id}`).expect(200);
+    await w.settle();
+    await advance(w, 3600);
+    expect(w.receiver.accepted()).toEqual([]);
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 1 });
+    await w.settle();
+    expect(w.receiver.accepted().map((d) => [d.path, d.entity_id])).toEqual([['/next', id]]);
+  });
+});
+
 describe('the queue after a restart with --data', () => {
   let dir: string;
   let file: string;
