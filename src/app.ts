@@ -16,6 +16,7 @@ import { createBackend, loadDocument } from './http/openapi.js';
 import { responseCheckerFor } from './http/response-check.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { checkoutCors } from './http/cors.js';
+import { wellFormedUrl } from './http/url-encoding.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
 import { createLogger, type Logger } from './log.js';
@@ -122,6 +123,7 @@ export function createApp(deps: Deps): SandboxApp {
     next();
   });
   app.use(checkoutCors(isCheckoutPath));
+  app.use(wellFormedUrl(deps));
   app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: LIMITS.formBodyBytes }));
   app.use(express.text({ limit: LIMITS.formBodyBytes, type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));

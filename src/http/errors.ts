@@ -15,6 +15,7 @@ export const Errors = {
   badRequest: template(400, 'bad_request', 'The request is invalid.'),
   invalidJson: template(400, 'bad_request', 'The request body is not valid JSON.'),
   validation: template(400, 'bad_request', 'One or more fields are invalid.'),
+  malformedUrl: template(400, 'bad_request', 'The request URL has malformed percent-encoding.'),
   invalidCursor: template(400, 'bad_request', 'The pagination cursor is invalid.'),
   invalidState400: template(400, 'invalid_state', 'The object is not in a state that allows this operation.'),
   invalidGrant: template(400, 'invalid_request', 'grant_type must be client_credentials.'),
