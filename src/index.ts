@@ -6,6 +6,8 @@ import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './ap
 import type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 import type { HttpErrorBody } from './http/errors.js';
+import { answerClientErrors } from './http/client-error.js';
+import { LIMITS } from './limits.js';
 import type { ScenarioDocument } from './scenarios/document.js';
 
 export { createApp, createDeps, FEATURES } from './app.js';
@@ -78,7 +80,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const app = createApp(deps);
   const bindHost = config.host ?? '127.0.0.1';
   // Not app.listen: express 5 hands a listen error to its callback, which would look like success.
-  const server: Server = createServer(app);
+  const server: Server = createServer({ maxHeaderSize: LIMITS.headerBytes }, app);
+  answerClientErrors(server, deps.log);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

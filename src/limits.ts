@@ -7,6 +7,8 @@ const MB = 1024 * 1024;
 export const LIMITS = {
   /** JSON request bodies (a 10 MB PDF in base64 is about 13.4 MB). Beyond: 413 payload_too_large. */
   jsonBodyBytes: 15 * MB,
+  /** A request's headers in all (Node's default, set explicitly on the server). Beyond: 431. */
+  headerBytes: 16 * 1024,
   /** Form (token endpoint) and YAML (scenario documents) bodies. Beyond: 413. */
   formBodyBytes: 1 * MB,
   /** PDF uploads, decoded content or fetched body (the spec's 10 MB). Beyond: 413. */

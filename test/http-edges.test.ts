@@ -1,7 +1,9 @@
 // The HTTP edges every path family shares: URLs whose percent-encoding is malformed, and the
 // requests Node refuses before express sees them (oversized headers, a malformed request line).
-import { beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { connect } from 'node:net';
 import { setup, type TestSandbox } from './helpers.js';
+import { startSandbox, type RunningSandbox } from '../src/index.js';
 
 let sb: TestSandbox;
 let token: string;
@@ -57,5 +59,57 @@ describe('malformed percent-encoding', () => {
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
     expect((await sb.as(token).get('/customers?company_name=caf%C3%A9+%25')).status).toBe(200);
+  });
+});
+
+/** Send raw bytes to the server and read everything it answers until it closes the connection. */
+function raw(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => { answer += chunk; });
+    socket.on('end', () => resolve(answer));
+    socket.on('error', (error) => (answer ? resolve(answer) : reject(error)));
+    socket.write(bytes);
+  });
+}
+
+function parseAnswer(answer: string): { status: number; headers: string; body: unknown } {
+  const [head, body] = answer.split('\r\n\r\n');
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), headers: head.toLowerCase(), body: body ? JSON.parse(body) : undefined };
+}
+
+describe('requests Node refuses before express', () => {
+  let running: RunningSandbox;
+  beforeAll(async () => {
+    running = await startSandbox({ port: 0, logLevel: 'silent', realTimeTicks: false });
+  });
+  afterAll(async () => {
+    await running.close();
+  });
+
+  it('answers headers over the limit with 431 and the HttpError body, then closes', async () => {
+    const answer = parseAnswer(await raw(running.port, `GET /customers HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`));
+    expect(answer.status).toBe(431);
+    expect(answer.headers).toContain('content-type: application/json');
+    expect(answer.headers).toContain('connection: close');
+    expect(answer.body).toEqual({ code: 'request_header_fields_too_large', message: expect.stringContaining('headers'), validation_errors: { headers: expect.any(String) } });
+  });
+
+  it('answers a malformed request line with 400 and the HttpError body', async () => {
+    const answer = parseAnswer(await raw(running.port, 'THIS IS NOT HTTP\r\n\r\n'));
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ code: 'bad_request', message: expect.any(String), validation_errors: {} });
+  });
+
+  it('keeps serving after refusals and after a client that hangs up mid-request', async () => {
+    const socket = connect(running.port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+    socket.write('GET /_sandbox/health HTTP/1.1\r\nHost: x\r\nX-Half: ');
+    socket.destroy();
+    const health = await fetch(`${running.url}/_sandbox/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok', version: expect.any(String) });
   });
 });
