@@ -36,6 +36,10 @@ export const LIMITS = {
   journalStringChars: 2048,
   /** Nesting kept in journal entries; deeper values are replaced by a marker. */
   journalDepth: 32,
+  /** One clock advance moves at most 100 years (of 365.25 days). Beyond: 400 naming seconds or to. */
+  clockAdvanceMaxSeconds: 3_155_760_000,
+  /** The latest instant an account clock reads (RFC 3339 has four-digit years). Beyond: 400. */
+  clockLatest: '9999-12-31T23:59:59Z',
   /** Due jobs run by one clock advance before it stops (a runaway guard). */
   jobsPerRun: 100_000,
 } as const;

@@ -7,7 +7,8 @@ import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
 import { DEFAULT_PARTNER_ID, publicKey } from '../auth/partners.js';
 import { TokenSigner } from '../auth/tokens.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { LIMITS } from '../limits.js';
 import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
 import type { Account } from '../store/store.js';
 import { runSync, SYNC_ORDER } from './accounting-sync.js';
@@ -66,15 +67,34 @@ const createKey: Handler = ({ deps, params, body }) => {
   return created({ ...shown, client_secret: issued.client_secret });
 };
 
-const advanceClock: Handler = async ({ deps, account, body }) => {
-  const target = body.to !== undefined ? Date.parse(body.to) : account.clock.nowMs() + Number(body.seconds) * 1000;
-  if (body.to !== undefined && !(target >= account.clock.nowMs())) {
+const LATEST_MS = Date.parse(LIMITS.clockLatest);
+
+/**
+ * Where an advance would take the clock, refused (400 naming the field, nothing moved) when it goes
+ * back, more than 100 years ahead, or past 9999-12-31T23:59:59Z: a Date beyond that cannot be
+ * written as RFC 3339, and every later call of the account would fail on it.
+ */
+function advanceTarget(account: Account, body: { seconds?: number; to?: string }): number {
+  const now = account.clock.nowMs();
+  const field = body.to !== undefined ? 'to' : 'seconds';
+  const target = body.to !== undefined ? Date.parse(body.to) : now + Number(body.seconds) * 1000;
+  if (body.to !== undefined && !(target >= now)) {
     throw new ApiError(Errors.unprocessable, {
       message: 'The clock only moves forward.',
       validation_errors: { to: 'must not be earlier than the account clock\'s now' },
     });
   }
-  const ran = await deps.scheduler.advance(account, target);
+  if (!(target - now <= LIMITS.clockAdvanceMaxSeconds * 1000)) {
+    throw invalidFields({ [field]: `must move the clock at most ${LIMITS.clockAdvanceMaxSeconds} seconds (100 years) in one advance` });
+  }
+  if (!(target <= LATEST_MS)) {
+    throw invalidFields({ [field]: `must not move the clock past ${LIMITS.clockLatest}, the latest instant the sandbox's clock reads (now ${account.clock.iso()})` });
+  }
+  return target;
+}
+
+const advanceClock: Handler = async ({ deps, account, body }) => {
+  const ran = await deps.scheduler.advance(account, advanceTarget(account, body));
   return ok({ ...clockView(account), ran });
 };
 
