@@ -32,6 +32,14 @@ export const LIMITS = {
   webhookRetries: 5,
   /** Request journal entries kept per account (default; --journal-size changes it). */
   journalEntries: 500,
+  /** Serialised size of one journal entry (request headers, query and body get half, the response body half). */
+  journalEntryBytes: 16 * 1024,
+  /** Items kept of an array in a journal entry; the rest become one marker saying how many. */
+  journalArrayItems: 20,
+  /** Fields kept of an object in a journal entry; the rest become one marker field ("…"). */
+  journalObjectKeys: 100,
+  /** Journal bytes kept per account; beyond, the oldest entries are dropped. */
+  journalAccountBytes: 4 * MB,
   /** Strings longer than this are shortened in journal entries. */
   journalStringChars: 2048,
   /** Nesting kept in journal entries; deeper values are replaced by a marker. */

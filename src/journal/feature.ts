@@ -9,7 +9,7 @@ import { TokenSigner } from '../auth/tokens.js';
 import { CHECKOUT_AUDIENCE } from '../auth/security.js';
 import type { Account } from '../store/store.js';
 import { Journal } from './journal.js';
-import { redact, redactHeaders } from './redact.js';
+import { partBudget, redact, redactHeaders } from './redact.js';
 
 export const JOURNAL = 'journal';
 
@@ -58,11 +58,12 @@ export function journalMiddleware(deps: Deps) {
     if (!journal || journal.capacity <= 0) return next();
     const startedAt = deps.realNow();
     const started = process.hrtime.bigint();
-    // Copied now: the router coerces the parsed body in place.
+    // Copied now: the router coerces the parsed body in place. Headers, query and body share one budget.
+    const budget = partBudget();
     const request = {
-      headers: redactHeaders(req.headers),
-      query: redact({ ...(req.query as Record<string, unknown>) }) as Record<string, unknown>,
-      body: req.body === undefined ? null : redact(req.body),
+      headers: redactHeaders(req.headers, budget),
+      query: redact({ ...(req.query as Record<string, unknown>) }, budget) as Record<string, unknown>,
+      body: req.body === undefined ? null : redact(req.body, budget),
     };
     let done = false;
     const finish = () => {
