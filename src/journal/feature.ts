@@ -77,7 +77,7 @@ export function journalMiddleware(deps: Deps) {
       const known = operation === 'createToken'
         ? Promise.resolve(accountFromBasic(deps, req, environment))
         : res.locals.account ? Promise.resolve(res.locals.account as Account) : accountFromBearer(deps, req, environment);
-      void known.then((account) => {
+      journal.pending(known.then((account) => {
         if (!account) return;
         const dropped = Boolean(res.locals.dropped);
         journal.record(account, {
@@ -91,7 +91,7 @@ export function journalMiddleware(deps: Deps) {
           request,
           response: { body: dropped || res.locals.responseBody === undefined ? null : redact(res.locals.responseBody) },
         }, templateOf(operation));
-      }).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded'));
+      }).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded')));
     };
     res.on('finish', finish);
     res.on('close', finish);
@@ -99,11 +99,17 @@ export function journalMiddleware(deps: Deps) {
   };
 }
 
-const listRequests: Handler = ({ deps, account, query }) => ok({
-  data: journalOf(deps).list(account, { method: query.method, path: query.path, status: query.status, limit: query.limit }),
-});
+// Both wait for entries still being recorded (a refused request's account is found asynchronously),
+// so a request that has been answered is always in the journal a later call reads.
+const listRequests: Handler = async ({ deps, account, query }) => {
+  await journalOf(deps).settled();
+  return ok({ data: journalOf(deps).list(account, { method: query.method, path: query.path, status: query.status, limit: query.limit }) });
+};
 
-const clearRequests: Handler = ({ deps, account }) => ok({ deleted: journalOf(deps).clear(account) });
+const clearRequests: Handler = async ({ deps, account }) => {
+  await journalOf(deps).settled();
+  return ok({ deleted: journalOf(deps).clear(account) });
+};
 
 export const journalFeature: Feature = {
   name: 'journal',

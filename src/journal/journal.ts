@@ -99,6 +99,8 @@ export class Journal {
   private readonly rings = new Map<string, Ring>();
   /** Entry sequence per account: survives a DELETE of the journal, so ids are never reused. */
   private readonly sequences = new Map<string, number>();
+  /** Entries of answered requests not recorded yet (their account is being found). */
+  private readonly recording = new Set<Promise<void>>();
 
   constructor(private readonly size: number, private readonly store: Store) {
     store.events.on('accountReset', (account: Account) => {
@@ -109,6 +111,17 @@ export class Journal {
       this.rings.clear();
       this.sequences.clear();
     });
+  }
+
+  /** Track an entry being recorded, so readers can wait for it. */
+  pending(work: Promise<void>): void {
+    this.recording.add(work);
+    void work.finally(() => this.recording.delete(work));
+  }
+
+  /** Resolves once every entry being recorded now is in the journal. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.recording]);
   }
 
   get capacity(): number {
