@@ -72,3 +72,21 @@ describe('journal memory bounds', () => {
     expect(data.map((e) => e.request.body.name)).toEqual(Array.from({ length: data.length }, (_, i) => `n${sent - 1 - i}`));
   }, 60_000);
 });
+
+describe('journal masking', () => {
+  it('masks secret values but shows documented non-secrets such as secret_last_4_digits', async () => {
+    const created = await api.post('/webhooks', { endpoint_url: 'https://hooks.partner.example/billing', topic: 'invoice_paid', secret_key: 'whsec_journal_9f3a' });
+    expect(created.status).toBe(201);
+    expect(created.body.secret_last_4_digits).toBe('9f3a');
+    const [entry] = (await journal('?limit=1')).body.data;
+    // The secret itself, sent in the request, stays masked.
+    expect(entry.request.body).toMatchObject({ secret_key: '***', endpoint_url: 'https://hooks.partner.example/billing' });
+    expect(JSON.stringify(entry)).not.toContain('whsec_journal');
+    // Its documented last four characters are shown as the API answered them.
+    expect(entry.response.body.secret_last_4_digits).toBe('9f3a');
+    // Other real secrets are still masked wherever they appear.
+    await api.post('/customers', { name: 'Masked', client_secret: 'cs_x', webhook: { secret_key: 'whsec_y' }, cvv_secret: 'ev:1', card_provider_token: 'tok', access_token: 'at', account_number: '000123456789' });
+    const [masked] = (await journal('?limit=1')).body.data;
+    expect(masked.request.body).toMatchObject({ client_secret: '***', webhook: { secret_key: '***' }, cvv_secret: '***', card_provider_token: '***', access_token: '***', account_number: '***' });
+  });
+});

@@ -18,6 +18,15 @@ const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'
  */
 const SECRET_FIELD = /secret|password|passwd|cvv|cvc|account_number|card_number|card_provider_token|access_token|refresh_token|^token$/i;
 
+/**
+ * Fields named after a secret whose documented value is not one: the last four characters or a
+ * mask shown in place of it (`secret_last_4_digits` of a webhook subscription, `account_last4`).
+ */
+const SHOWN_PART_OF_SECRET = /(^|_)(last_?4(_digits)?|mask)$/i;
+
+/** The field's value is a secret: masked in every journal entry. */
+const isSecretField = (name: string) => SECRET_FIELD.test(name) && !SHOWN_PART_OF_SECRET.test(name);
+
 /** Strings longer than this are cut (a PDF in base64 would otherwise fill the journal). */
 export const MAX_STRING = LIMITS.journalStringChars;
 const MAX_DEPTH = LIMITS.journalDepth;
@@ -93,7 +102,7 @@ export function redact(value: unknown, budget: Budget = partBudget(), depth = 0)
     budget.spend(jsonBytes(key) + 2);
     // defineProperty: a body's "__proto__" key is kept as a field, never as the copy's prototype.
     Object.defineProperty(out, key, {
-      value: SECRET_FIELD.test(key) && item !== null && item !== undefined && item !== '' ? MASK : redact(item, budget, depth + 1),
+      value: isSecretField(key) && item !== null && item !== undefined && item !== '' ? MASK : redact(item, budget, depth + 1),
       enumerable: true, writable: true, configurable: true,
     });
   }
@@ -112,7 +121,7 @@ export function redactHeaders(headers: Record<string, string | string[] | undefi
     const value = headers[names[i]]!;
     const lower = names[i].toLowerCase();
     const text = Array.isArray(value) ? value.join(', ') : String(value);
-    out[lower] = SECRET_HEADERS.has(lower) || SECRET_FIELD.test(lower) ? MASK : shorten(text);
+    out[lower] = SECRET_HEADERS.has(lower) || isSecretField(lower) ? MASK : shorten(text);
     budget.spend(jsonBytes(lower) + jsonBytes(out[lower]) + 2);
   }
   return out;
