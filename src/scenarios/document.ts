@@ -9,6 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, invalidFields, describeFields } from '../http/errors.js';
+import { canonicalJson } from '../canonical-json.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
 import { exampleReply, successStatuses } from './replies.js';
 import type { DeliveryFault } from '../faults.js';
@@ -161,22 +162,13 @@ export function undocumentedSuccess(operationId: string, status: number): string
   return `${status} is not a documented success status of ${operationId} (${documented.join(', ') || 'none'}): use one of those, an error status, or give a respond.body`;
 }
 
-/** Canonical JSON (object keys sorted), so the same document hashes the same from JSON or YAML. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /**
  * A document's content hash: what names a --scenario document, never its path, so a repo clone, an
  * npx install and the Docker image give the same id, hence the same seeded draws, for the same seed.
  */
 export function contentHash(document: ScenarioDocument): string {
-  return createHash('sha256').update(canonical(document)).digest('hex');
+  // Canonical JSON (object keys sorted), so the same document hashes the same from JSON or YAML.
+  return createHash('sha256').update(canonicalJson(document) ?? '').digest('hex');
 }
 
 /**

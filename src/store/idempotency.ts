@@ -3,6 +3,7 @@
 // a repeat with another request is refused with 409 idempotency_key_reused.
 import { createHash } from 'node:crypto';
 import { ApiError, Errors } from '../http/errors.js';
+import { canonicalJson } from '../canonical-json.js';
 import type { Account } from './store.js';
 
 interface Remembered<T> { fingerprint: string; answer: T }
@@ -14,9 +15,12 @@ export interface IdempotencyKeys<T> {
   remember(key: string, request: unknown, answer: T): void;
 }
 
-/** The fingerprint of a request: a hash of its JSON, so a stored key never holds the request itself. */
+/**
+ * The fingerprint of a request: a hash of its canonical JSON (keys sorted), so the same request in
+ * another key order is the same request, and a stored key never holds the request itself.
+ */
 function fingerprintOf(request: unknown): string {
-  return createHash('sha256').update(JSON.stringify(request)).digest('hex');
+  return createHash('sha256').update(canonicalJson(request) ?? 'null').digest('hex');
 }
 
 /** A named store of idempotency keys, kept with the account's state (so --data keeps it across restarts). */
