@@ -1,6 +1,7 @@
 // Owns the public, programmatic API: startSandbox() for test runners (a listening sandbox with typed
 // helpers for tokens, the clock, scenarios and reset), and the createApp/createDeps factories.
 import { createServer, type Server } from 'node:http';
+import ipaddr from 'ipaddr.js';
 import type { AddressInfo } from 'node:net';
 import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './app.js';
 import type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
@@ -94,6 +95,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     await deps.store.close();
     throw error;
   }
+  if (!deps.config.adminToken && !isLoopback(bindHost)) {
+    deps.log.warn({ host: bindHost }, `listening on ${bindHost} without --admin-token: anyone who can reach this address can use the control plane (reset, create partners, manage the default partner's keys). Set --admin-token (SANDBOX_ADMIN_TOKEN) when others share the network.`);
+  }
   if (deps.config.realTimeTicks) deps.scheduler.startTicking();
   const { port } = server.address() as AddressInfo;
   const host = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
@@ -168,6 +172,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       return answer.deleted as number;
     },
   };
+}
+
+/** The bind address reaches only this machine: a loopback IP (127.0.0.0/8, ::1) or localhost. */
+function isLoopback(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') return true;
+  try {
+    const address = ipaddr.process(host.replace(/^\[|\]$/g, ''));
+    return address.range() === 'loopback';
+  } catch {
+    return false;
+  }
 }
 
 async function readBody(res: Response): Promise<Record<string, unknown> | undefined> {

@@ -114,7 +114,8 @@ describe('access tokens on the API', () => {
     const credentials = partner.credentials.production;
     const token = await sb.token('production', credentials);
     expect((await sb.as(token).get('/customers')).status).toBe(200);
-    const revoked = await sb.http.post(`/_sandbox/keys/${credentials.client_id}/revoke`);
+    // Revoked with the partner's own token: without one, the control plane reaches only the default partner.
+    const revoked = await sb.http.post(`/_sandbox/keys/${credentials.client_id}/revoke`).set('Authorization', `Bearer ${token}`);
     expect(revoked.status).toBe(200);
     expect(revoked.body.revoked_at).toEqual(expect.any(String));
     expect(revoked.body).not.toHaveProperty('client_secret');

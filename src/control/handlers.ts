@@ -1,6 +1,7 @@
 // Owns the core of the control plane (/_sandbox): health, reset, partners and keys, the account
 // clock, and accounting sync. Account-scoped calls act on the account of the API access token in
-// Authorization, else on the default partner's production account.
+// Authorization, else on the default partner's production account. Partner-scoped calls (a
+// partner's keys) reach the token's partner, any partner with the admin token, else the default one.
 import type { Request } from 'express';
 import { VERSION } from '../config.js';
 import type { Deps } from '../deps.js';
@@ -13,8 +14,11 @@ import { created, ok, type Handler, type HandlerContext, type Principal } from '
 import type { Account } from '../store/store.js';
 import { runSync, SYNC_ORDER } from './accounting-sync.js';
 
+/** Who calls the control plane: the account it acts on, whether a token named it, whether the admin token came. */
+export type ControlPrincipal = Principal & { explicit: boolean; admin: boolean };
+
 /** Admin token check, then the account the call acts on. */
-export async function resolveControlPrincipal(deps: Deps, req: Request): Promise<Principal & { explicit: boolean }> {
+export async function resolveControlPrincipal(deps: Deps, req: Request): Promise<ControlPrincipal> {
   const adminToken = deps.config.adminToken;
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
   let accessToken = bearer;
@@ -26,8 +30,9 @@ export async function resolveControlPrincipal(deps: Deps, req: Request): Promise
     }
     if (viaBearer) accessToken = undefined;
   }
+  const admin = Boolean(adminToken);
   if (!accessToken) {
-    return { kind: 'default', partner_id: DEFAULT_PARTNER_ID, environment: 'production', client_id: null, scope: 'read write', explicit: false };
+    return { kind: 'default', partner_id: DEFAULT_PARTNER_ID, environment: 'production', client_id: null, scope: 'read write', explicit: false, admin };
   }
   const claimed = TokenSigner.peek(accessToken);
   const environment = claimed?.environment === 'demo' ? 'demo' : 'production';
@@ -37,7 +42,13 @@ export async function resolveControlPrincipal(deps: Deps, req: Request): Promise
   const account = deps.store.account(claimed.partner_id, environment);
   const claims = await deps.tokens.verifyAccess(accessToken, account.clock.now());
   if (!deps.partners.isLive(claims.client_id)) throw new ApiError(Errors.unauthorized, { message: 'The key that issued this token was revoked.' });
-  return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope, explicit: true };
+  return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope, explicit: true, admin };
+}
+
+/** The partner a partner-scoped call may reach: undefined (any) with the admin token, else the caller's own. */
+function reachable(principal: Principal): string | undefined {
+  const control = principal as ControlPrincipal;
+  return control.admin ? undefined : control.partner_id;
 }
 
 function clockView(account: Account) {
@@ -45,7 +56,7 @@ function clockView(account: Account) {
 }
 
 const reset: Handler = ({ deps, account, principal }) => {
-  if ((principal as Principal & { explicit?: boolean }).explicit) {
+  if ((principal as ControlPrincipal).explicit) {
     account.reset();
     return ok({ reset: 'account' });
   }
@@ -61,8 +72,8 @@ const createPartner: Handler = ({ deps, body }) => {
   return created({ id: partner.id, name: partner.name, rate_limit: partner.rate_limit, credentials: { production: credentials('production'), demo: credentials('demo') } });
 };
 
-const createKey: Handler = ({ deps, params, body }) => {
-  const issued = deps.partners.createKey(params.id, body.environment, body.name, body.scopes ?? null);
+const createKey: Handler = ({ deps, principal, params, body }) => {
+  const issued = deps.partners.createKey(params.id, body.environment, body.name, body.scopes ?? null, reachable(principal));
   const { revoked_at: _revoked, ...shown } = publicKey(issued.key);
   return created({ ...shown, client_secret: issued.client_secret });
 };
@@ -114,8 +125,8 @@ export const controlFeature: Feature = {
     sandboxReset: reset,
     sandboxCreatePartner: createPartner,
     sandboxCreateKey: createKey,
-    sandboxRenameKey: ({ deps, params, body }) => ok(publicKey(deps.partners.rename(params.client_id, body.name))),
-    sandboxRevokeKey: ({ deps, params }) => ok(publicKey(deps.partners.revoke(params.client_id))),
+    sandboxRenameKey: ({ deps, principal, params, body }) => ok(publicKey(deps.partners.rename(params.client_id, body.name, reachable(principal)))),
+    sandboxRevokeKey: ({ deps, principal, params }) => ok(publicKey(deps.partners.revoke(params.client_id, reachable(principal)))),
     sandboxGetClock: ({ account }) => ok(clockView(account)),
     sandboxAdvanceClock: advanceClock,
     sandboxAccountingSync: accountingSync,
