@@ -95,6 +95,9 @@ function apiPath(path: string): { demo: boolean; rest: string } {
   return { demo: Boolean(demo), rest: rest ?? '/' };
 }
 
+/** The token endpoint, in every path form the API answers. */
+const isTokenPath = (path: string) => apiPath(path).rest === '/oauth/token';
+
 /** The embeddable checkout surface, in every path form the API answers (not /checkout-auth/init). */
 const isCheckoutPath = (path: string) => /^\/checkout(\/|$)/.test(apiPath(path).rest);
 
@@ -124,7 +127,9 @@ export function createApp(deps: Deps): SandboxApp {
   });
   app.use(checkoutCors(isCheckoutPath));
   app.use(wellFormedUrl(deps));
-  app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: ['application/json', 'application/*+json'] }));
+  // Not on the token endpoint: its request is a form, and a JSON body there (even a malformed one)
+  // is refused with 415 once the client's credentials are checked, never read.
+  app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: (req) => !isTokenPath((req as Request).path) && Boolean((req as Request).is(['application/json', 'application/*+json'])) }));
   app.use(express.urlencoded({ extended: false, limit: LIMITS.formBodyBytes }));
   app.use(express.text({ limit: LIMITS.formBodyBytes, type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));
 
@@ -135,7 +140,7 @@ export function createApp(deps: Deps): SandboxApp {
     deps,
     backend: createBackend(apiDoc.document),
     handlers: collect((f) => f.handlers),
-    security: { oauth2: accessTokenSecurity(deps), checkoutToken: checkoutTokenSecurity(deps), clientBasic: clientBasicSecurity },
+    security: { oauth2: accessTokenSecurity(deps), checkoutToken: checkoutTokenSecurity(deps), clientBasic: clientBasicSecurity(deps) },
     anonymous: (state) => defaultPrincipal(state.environment),
     interceptors: FEATURES.flatMap((f) => f.interceptors ?? []),
     responseChecker: deps.config.validateResponses ? responseCheckerFor(apiDoc.document) : undefined,
@@ -181,7 +186,9 @@ function bodyErrorReply(error: unknown, deps: Deps, req: Request) {
     return errorReply(new ApiError(Errors.invalidJson, { validation_errors: { body: 'is not valid JSON' } }), deps, req);
   }
   if (type === 'entity.too.large') {
-    return errorReply(new ApiError(Errors.payloadTooLarge, { message: 'The request body is larger than 15 MB.' }), deps, req);
+    // Each parser has its own limit (JSON 15 MB, forms and YAML 1 MB): name the one that applied.
+    const limit = Number((error as { limit?: number }).limit) || LIMITS.jsonBodyBytes;
+    return errorReply(new ApiError(Errors.payloadTooLarge, { message: `The request body is larger than ${Math.round(limit / (1024 * 1024))} MB.` }), deps, req);
   }
   const status = (error as { status?: number })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {

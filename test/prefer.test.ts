@@ -77,7 +77,7 @@ describe('Prefer: code=NNN', () => {
       deps: sb.deps,
       backend: createBackend(loadDocument('openapi').document),
       handlers: {},
-      security: { oauth2: accessTokenSecurity(sb.deps), checkoutToken: checkoutTokenSecurity(sb.deps), clientBasic: clientBasicSecurity },
+      security: { oauth2: accessTokenSecurity(sb.deps), checkoutToken: checkoutTokenSecurity(sb.deps), clientBasic: clientBasicSecurity(sb.deps) },
       anonymous: (state) => defaultPrincipal(state.environment),
       interceptors: [preferInterceptor, scenarioInterceptor],
     });

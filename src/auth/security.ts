@@ -1,11 +1,13 @@
 // Owns the checks behind the document's security schemes: OAuth access tokens (with scopes, key
-// revocation, environment and the per-key rate limit) and checkout tokens for the checkout surface.
+// revocation, environment and the per-key rate limit), checkout tokens for the checkout surface,
+// and the token endpoint's client credentials (Basic).
 import type { Context } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { ApiError, Errors } from '../http/errors.js';
 import type { Principal } from '../http/context.js';
 import type { RequestState, SecurityHandler } from '../http/router.js';
-import { TokenSigner, scopeAllows, type AccessClaims } from './tokens.js';
+import { TokenSigner, scopeAllows, scopeClaim, type AccessClaims } from './tokens.js';
+import { parseBasic } from './partners.js';
 
 export const CHECKOUT_AUDIENCE = 'checkout';
 
@@ -83,5 +85,38 @@ export function checkoutTokenSecurity(deps: Deps): SecurityHandler {
   };
 }
 
-/** The token endpoint checks its Basic header itself (403 per the spec, not 401). */
-export const clientBasicSecurity: SecurityHandler = async () => true;
+const FORM = 'application/x-www-form-urlencoded';
+const SEND_BASIC = 'Send the client credentials as Authorization: Basic BASE64(client_id:client_secret).';
+
+/**
+ * The token endpoint's client authentication, run before its form is read or validated: the Basic
+ * header's key (403 invalid_client per the spec for a missing or malformed header, an unknown or
+ * revoked key, a wrong secret or a key of the other environment), then its rate limit, then the
+ * request's form (415 for a body of any other type: the spec's token request is a form, and an
+ * authenticated client is told why its body was not read). Credentials in the form body are not
+ * read: the spec names the Basic header only.
+ */
+export function clientBasicSecurity(deps: Deps): SecurityHandler {
+  return async (_c: Context, state: RequestState): Promise<Principal> => {
+    const { req } = state;
+    const credentials = parseBasic(req.headers.authorization);
+    if (!credentials) {
+      const inBody = req.body && typeof req.body === 'object' && ('client_id' in req.body || 'client_secret' in req.body);
+      throw new ApiError(Errors.invalidClient, {
+        message: inBody ? `Client credentials in the form body are not accepted. ${SEND_BASIC}` : SEND_BASIC,
+      });
+    }
+    const key = deps.partners.authenticate(credentials.clientId, credentials.secret);
+    if (!key || key.environment !== state.environment) throw new ApiError(Errors.invalidClient);
+    deps.rateLimiter.take(key.client_id, deps.partners.rateLimitFor(key.partner_id, deps.config.rateLimit));
+    // An empty body is no body: the form's own rules answer it (400 naming grant_type).
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
+    if (hasBody && !req.is(FORM)) {
+      throw new ApiError(Errors.unsupportedMediaType, {
+        message: `The token request must be a form: Content-Type: ${FORM}.`,
+        validation_errors: { 'Content-Type': `must be ${FORM}` },
+      });
+    }
+    return { kind: 'access', partner_id: key.partner_id, environment: key.environment, client_id: key.client_id, scope: scopeClaim(key.scopes) };
+  };
+}
