@@ -73,7 +73,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
     scheduler: new Scheduler(store, log),
     events: new Events(),
     partners,
-    tokens: new TokenSigner(store.data.meta.signing_key),
+    tokens: new TokenSigner(store.data.meta.signing_key, full.tokenTtl),
     rateLimiter: new RateLimiter(realNow),
     log,
     realNow,

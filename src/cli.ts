@@ -13,6 +13,14 @@ function whole(name: string) {
   };
 }
 
+function positive(name: string) {
+  return (raw: string) => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a whole number >= 1.`);
+    return value;
+  };
+}
+
 function collect(value: string, previous: string[]): string[] {
   return [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
 }
@@ -41,6 +49,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--public-url <url>', 'origin used in generated links (SANDBOX_PUBLIC_URL)', env.publicUrl)
     .option('--admin-token <token>', 'require this token on the control plane (SANDBOX_ADMIN_TOKEN)', env.adminToken)
     .option('--journal-size <n>', 'request journal entries kept per account (SANDBOX_JOURNAL_SIZE)', whole('--journal-size'), env.journalSize)
+    .option('--token-ttl <seconds>', 'life of access and checkout tokens in real seconds, default 3600 (SANDBOX_TOKEN_TTL)', positive('--token-ttl'), env.tokenTtl)
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SANDBOX_LOG_LEVEL)', env.logLevel)
     .showHelpAfterError();
   program.parse(argv);
@@ -62,6 +71,7 @@ export async function main(argv: string[]): Promise<void> {
       adminToken: flags.adminToken,
       logLevel: flags.logLevel,
       journalSize: flags.journalSize,
+      tokenTtl: flags.tokenTtl,
       realTimeTicks: true,
     });
   } catch (error) {

@@ -1,7 +1,7 @@
 // Owns POST /oauth/token: client credentials in a Basic header, grant_type in a form body.
 import type { Handler } from '../http/context.js';
 import { ApiError, Errors } from '../http/errors.js';
-import { ACCESS_TOKEN_TTL_SECONDS, scopeClaim } from './tokens.js';
+import { scopeClaim, tokenGeneration } from './tokens.js';
 import { parseBasic } from './partners.js';
 
 function basicCredentials(header: string | undefined): { clientId: string; secret: string } {
@@ -22,8 +22,8 @@ export const createToken: Handler = async ({ deps, req, res, body }) => {
   const account = deps.store.account(key.partner_id, key.environment);
   res.locals.account = account;
   const accessToken = await deps.tokens.signAccess(
-    { partner_id: key.partner_id, environment: key.environment, client_id: key.client_id, scope: scopeClaim(key.scopes) },
-    account.clock.nowMs(),
+    { partner_id: key.partner_id, environment: key.environment, client_id: key.client_id, scope: scopeClaim(key.scopes), gen: tokenGeneration(account) },
+    deps.realNow(), // real time, not the account clock: clients cache tokens by wall-clock expires_in
   );
-  return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS }, headers: { 'Cache-Control': 'no-store' } };
+  return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: deps.tokens.ttlSeconds }, headers: { 'Cache-Control': 'no-store' } };
 };

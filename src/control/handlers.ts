@@ -6,7 +6,8 @@ import { VERSION } from '../config.js';
 import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
 import { DEFAULT_PARTNER_ID, publicKey } from '../auth/partners.js';
-import { TokenSigner } from '../auth/tokens.js';
+import { expireTokens } from '../auth/tokens.js';
+import { verifiedAccessClaims } from '../auth/security.js';
 import { ApiError, Errors } from '../http/errors.js';
 import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
 import type { Account } from '../store/store.js';
@@ -28,13 +29,7 @@ export async function resolveControlPrincipal(deps: Deps, req: Request): Promise
   if (!accessToken) {
     return { kind: 'default', partner_id: DEFAULT_PARTNER_ID, environment: 'production', client_id: null, scope: 'read write', explicit: false };
   }
-  const claimed = TokenSigner.peek(accessToken);
-  const environment = claimed?.environment === 'demo' ? 'demo' : 'production';
-  if (typeof claimed?.partner_id !== 'string' || !Object.hasOwn(deps.store.data.partners, claimed.partner_id)) {
-    throw new ApiError(Errors.unauthorized, { message: 'The access token is invalid.' });
-  }
-  const account = deps.store.account(claimed.partner_id, environment);
-  const claims = await deps.tokens.verifyAccess(accessToken, account.clock.now());
+  const claims = await verifiedAccessClaims(deps, accessToken);
   if (!deps.partners.isLive(claims.client_id)) throw new ApiError(Errors.unauthorized, { message: 'The key that issued this token was revoked.' });
   return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope, explicit: true };
 }
@@ -78,6 +73,12 @@ const advanceClock: Handler = async ({ deps, account, body }) => {
   return ok({ ...clockView(account), ran });
 };
 
+/** Every token of the account (access and checkout) expires now; the next call with one answers 401. */
+const expireAccountTokens: Handler = ({ deps, account }) => {
+  expireTokens(account);
+  return ok({ partner_id: account.partnerId, environment: account.environment, expired_at: new Date(deps.realNow()).toISOString() });
+};
+
 const accountingSync: Handler = async (ctx: HandlerContext) => {
   const body = ctx.body ?? {};
   const unknown = Object.keys(body).filter((kind) => !(SYNC_ORDER as readonly string[]).includes(kind));
@@ -99,5 +100,6 @@ export const controlFeature: Feature = {
     sandboxGetClock: ({ account }) => ok(clockView(account)),
     sandboxAdvanceClock: advanceClock,
     sandboxAccountingSync: accountingSync,
+    sandboxExpireTokens: expireAccountTokens,
   },
 };
