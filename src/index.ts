@@ -3,8 +3,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './app.js';
-import type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
+import { defaultConfig, type DefaultCredentials, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
+import { didYouMean } from './suggest.js';
 import type { HttpErrorBody } from './http/errors.js';
 import type { ScenarioDocument } from './scenarios/document.js';
 
@@ -68,7 +69,22 @@ export interface RunningSandbox {
   clearScenarios(account?: AccountSelector): Promise<number>;
 }
 
+/** Every option startSandbox() knows: the config's fields and `overrides`. */
+const KNOWN_OPTIONS: readonly string[] = [...Object.keys(defaultConfig({})), 'overrides'];
+
+/**
+ * Refuse options startSandbox() does not know, naming each with the nearest valid one: a misspelt
+ * option (`{ data: 'x.json' }` for `dataFile`) would otherwise be ignored and, say, nothing persisted.
+ */
+function checkOptions(options: object): void {
+  const unknown = Object.keys(options).filter((name) => !KNOWN_OPTIONS.includes(name));
+  if (unknown.length) {
+    throw new TypeError(`${unknown.map((name) => `unknown option ${name}${didYouMean(name, KNOWN_OPTIONS)}`).join('; ')} (startSandbox options: ${KNOWN_OPTIONS.join(', ')})`);
+  }
+}
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  checkOptions(options);
   const { overrides, ...config } = options;
   // A test runner's output should not carry a log line per request: warn unless asked otherwise.
   const deps = await createDeps(
