@@ -6,6 +6,7 @@ import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './ap
 import { defaultConfig, type DefaultCredentials, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 import { didYouMean } from './suggest.js';
+import { streamHub } from './stream/feature.js';
 import type { HttpErrorBody } from './http/errors.js';
 import type { ScenarioDocument } from './scenarios/document.js';
 
@@ -156,6 +157,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     token,
     close: () => (closing ??= (async () => {
       deps.scheduler.stopTicking();
+      // Live streams never end by themselves: end them first, or server.close() would wait for ever.
+      await streamHub(deps)?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -70,6 +70,7 @@ const advanceClock: Handler = async ({ deps, account, body }) => {
     });
   }
   const ran = await deps.scheduler.advance(account, target);
+  deps.activity.emit('clock', account);
   return ok({ ...clockView(account), ran });
 };
 

@@ -73,9 +73,9 @@ export class Journal {
     return this.size;
   }
 
-  /** Add an entry (the id is filled in here); a size of 0 turns the journal off. */
-  record(account: Account, entry: Omit<JournalEntry, 'id'>, template: string | null): void {
-    if (this.size <= 0) return;
+  /** Add an entry (the id is filled in here) and answer it; a size of 0 turns the journal off. */
+  record(account: Account, entry: Omit<JournalEntry, 'id'>, template: string | null): JournalEntry | undefined {
+    if (this.size <= 0) return undefined;
     let ring = this.rings.get(account.id);
     if (!ring) {
       ring = new Ring(this.size);
@@ -84,7 +84,9 @@ export class Journal {
     const seq = (this.sequences.get(account.id) ?? 0) + 1;
     this.sequences.set(account.id, seq);
     const id = `req_${createHash('sha256').update(`${this.store.seed}|${account.id}|journal|${seq}`).digest('hex').slice(0, 20)}`;
-    ring.push({ entry: { id, ...entry }, template });
+    const recorded = { id, ...entry };
+    ring.push({ entry: recorded, template });
+    return recorded;
   }
 
   /** Entries newest first, filtered; the cost is bounded by the ring size, never by stored data. */
