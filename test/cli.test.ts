@@ -1,61 +1,34 @@
 // The command line as a partner runs it: --help, --version, a bad flag, the startup line on port 0,
 // environment variables, and SIGTERM flushing a --data file. The sources are transpiled (no type
 // check; npm test runs tsc) into node_modules/.cache once, so each case spawns a real node process.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import ts from 'typescript';
+import { dirname, join } from 'node:path';
+import { buildCli, childEnv, ROOT, type BuiltCli } from './cli-harness.js';
 
-const ROOT = process.cwd();
-// Inside the repository so the compiled files resolve node_modules; ../../openapi from dist/http.
-const OUT = join(ROOT, 'node_modules', '.cache', `billing-sandbox-cli-test-${process.pid}`);
-const CLI = join(OUT, 'dist', 'cli.js');
+jest.setTimeout(90_000); // each case spawns node processes (two for a restart), slow on a loaded machine
+
+let built: BuiltCli;
+let CLI: string;
 let scratch: string;
 const running: ChildProcess[] = [];
 
-function transpileTree(from: string, to: string) {
-  for (const entry of readdirSync(from, { withFileTypes: true })) {
-    const source = join(from, entry.name);
-    if (entry.isDirectory()) transpileTree(source, join(to, entry.name));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-      const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-        fileName: source,
-      });
-      mkdirSync(to, { recursive: true });
-      writeFileSync(join(to, entry.name.replace(/\.ts$/, '.js')), outputText);
-    } else if (entry.name.endsWith('.json')) {
-      mkdirSync(to, { recursive: true });
-      cpSync(source, join(to, entry.name));
-    }
-  }
-}
-
 beforeAll(() => {
-  transpileTree(join(ROOT, 'src'), join(OUT, 'dist'));
-  writeFileSync(join(OUT, 'package.json'), JSON.stringify({ type: 'module' }));
-  for (const dir of ['openapi', 'scenarios', 'fixtures', 'src']) {
-    if (existsSync(join(ROOT, dir))) symlinkSync(relative(OUT, join(ROOT, dir)), join(OUT, dir));
-  }
+  built = buildCli('cli-test');
+  CLI = built.cli;
   scratch = mkdtempSync(join(tmpdir(), 'billing-sandbox-cli-'));
 });
 
 afterAll(() => {
   for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
-  rmSync(OUT, { recursive: true, force: true });
+  built.remove();
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** Environment for a child: nothing of the contract's variables leaks in from the test runner. */
-function childEnv(extra: Record<string, string> = {}) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(PORT|HOST|SANDBOX_\w+|NODE_OPTIONS)$/.test(k)));
-  return { ...env, SANDBOX_LOG_LEVEL: 'silent', ...extra };
-}
-
 function runSync(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [CLI, ...args], { env: childEnv(env), encoding: 'utf8', timeout: 15000 });
+  return spawnSync(process.execPath, [CLI, ...args], { env: childEnv(env), encoding: 'utf8', timeout: 40000 });
 }
 
 interface Started {
@@ -73,7 +46,7 @@ function start(args: string[], env: Record<string, string> = {}): Promise<Starte
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`no startup line; stdout=${out} stderr=${err}`)), 15000);
+    const timer = setTimeout(() => reject(new Error(`no startup line; stdout=${out} stderr=${err}`)), 40000);
     child.stderr!.on('data', (chunk) => (err += chunk));
     child.stdout!.on('data', (chunk) => {
       out += chunk;
@@ -108,6 +81,7 @@ describe('billing-sandbox CLI', () => {
       ['--fixtures', 'SANDBOX_FIXTURES'], ['--scenario', 'SANDBOX_SCENARIOS'], ['--rate-limit', 'SANDBOX_RATE_LIMIT'],
       ['--allow-http-webhooks', 'SANDBOX_ALLOW_HTTP_WEBHOOKS'], ['--allow-private-urls', 'SANDBOX_ALLOW_PRIVATE_URLS'],
       ['--public-url', 'SANDBOX_PUBLIC_URL'], ['--admin-token', 'SANDBOX_ADMIN_TOKEN'], ['--log-level', 'SANDBOX_LOG_LEVEL'],
+      ['--token-ttl', 'SANDBOX_TOKEN_TTL'],
     ]) {
       expect(res.stdout).toContain(flag);
       expect(res.stdout).toContain(env);
