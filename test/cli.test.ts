@@ -6,7 +6,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { buildCli, childEnv, ROOT, type BuiltCli } from './cli-harness.js';
+import { readdirSync } from 'node:fs';
+import { buildCli, childEnv, ROOT, spawnProcess, type BuiltCli } from './cli-harness.js';
 
 jest.setTimeout(90_000); // each case spawns node processes (two for a restart), slow on a loaded machine
 
@@ -161,5 +162,59 @@ describe('billing-sandbox CLI', () => {
     expect(((await got.json()) as { name: string }).name).toBe('Flushed Ltd');
     second.child.kill('SIGTERM');
     expect(await second.exit).toBe(0);
+  });
+});
+
+/** Processes of a process group (Linux /proc), to prove nothing is left behind. */
+function groupMembers(pgid: number): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') found.push(Number(name));
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return found;
+}
+
+async function gone(pgid: number): Promise<number[]> {
+  // Real time here is the child's own shutdown, not a sleep standing in for the sandbox clock.
+  for (let i = 0; i < 100 && groupMembers(pgid).length; i++) await new Promise((r) => setTimeout(r, 100));
+  return groupMembers(pgid);
+}
+
+const onLinux = process.platform === 'linux' ? describe : describe.skip;
+
+onLinux('npx billing-sandbox and signals (issue 17 item 7)', () => {
+  it.each([
+    ['SIGTERM to npx alone (a supervisor stopping the process it started)', 'npx'],
+    ['Ctrl-C (SIGINT to the whole foreground process group)', 'group'],
+  ])('%s stops every process and flushes the --data file', async (_what, target) => {
+    const file = join(scratch, `npx-${target}`, 'sandbox.json');
+    mkdirSync(dirname(file), { recursive: true });
+    // npm exec runs the package's bin through `sh -c`, as `npx billing-sandbox` does for a user.
+    const run = spawnProcess('npx', ['--no-install', 'billing-sandbox', '--port', '0', '--data', file], childEnv(), { cwd: built.dir, detached: true });
+    running.push(run.child);
+    const line = await run.waitFor(/listening on (\S+)/);
+    const url = /listening on (\S+)/.exec(line)![1];
+    const pgid = run.child.pid!;
+    expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(2);
+    const { token: access } = await token(url);
+    const made = await fetch(`${url}/customers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${access}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Signalled Ltd', external_id: `signal-${target}` }),
+    });
+    expect(made.status).toBe(201);
+    if (target === 'npx') process.kill(pgid, 'SIGTERM');
+    else process.kill(-pgid, 'SIGINT');
+    await run.exit;
+    expect(await gone(pgid)).toEqual([]);
+    expect(readFileSync(file, 'utf8')).toContain(`signal-${target}`);
+    await expect(fetch(`${url}/_sandbox/health`)).rejects.toThrow();
   });
 });

@@ -1,7 +1,7 @@
 // Owns `billing-sandbox` and `billing-sandbox serve`: the server's flags (each with its environment
-// variable; the flag wins), the startup line, and the clean stop on SIGTERM and SIGINT (Ctrl-C):
-// in-flight requests finish, live streams end, due work settles, the data file is flushed, then the
-// process exits 0.
+// variable; the flag wins), the startup line, and the clean stop on SIGTERM, SIGINT (Ctrl-C) and
+// SIGHUP: in-flight requests finish, live streams end, due work settles, the data file is flushed,
+// then the process exits 0. A second signal during that stop exits at once.
 import { Command, InvalidArgumentError } from 'commander';
 import { defaultConfig, VERSION, type SandboxConfig } from '../config.js';
 import type { RunningSandbox } from '../index.js';
@@ -83,10 +83,16 @@ export async function serve(flags: Record<string, any>, env: SandboxConfig, prob
   stopOnSignals(sandbox);
 }
 
+const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
+
 function stopOnSignals(sandbox: RunningSandbox): void {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C: the person does not want to wait for in-flight work.
+      sandbox.deps.log.warn({ signal }, 'stopping now, without waiting');
+      process.exit(SIGNAL_EXIT[signal] ?? 1);
+    }
     stopping = true;
     sandbox.deps.log.info({ signal }, 'shutting down');
     sandbox.close().then(
@@ -97,7 +103,34 @@ function stopOnSignals(sandbox: RunningSandbox): void {
       },
     );
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop(signal));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+  stopWhenOrphaned(() => stop('SIGTERM'));
+}
+
+/** How often a sandbox started by npm checks that its parent is still there (real time). */
+const PARENT_CHECK_MS = 500;
+/** Read as the command line loads, before the (slower) start of the server. */
+const PARENT_AT_START = process.ppid;
+
+/**
+ * `npx billing-sandbox` runs this process under `npm exec` through `sh -c`. A SIGTERM sent to npm
+ * alone (a supervisor, `kill <npx pid>`) kills that shell without passing the signal on, which would
+ * leave the sandbox running with no parent. Started by npm (npm_command is set), the sandbox watches
+ * its parent and stops cleanly, as on SIGTERM, when it goes away. Run directly (node, docker), it does
+ * not: a sandbox started with nohup must outlive its shell.
+ */
+function stopWhenOrphaned(stop: () => void): void {
+  if (!process.env.npm_command) return;
+  const orphaned = () => process.ppid !== PARENT_AT_START || PARENT_AT_START === 1;
+  // The parent may have gone while the sandbox was starting.
+  if (orphaned()) return stop();
+  const timer = setInterval(() => {
+    if (orphaned()) {
+      clearInterval(timer);
+      stop();
+    }
+  }, PARENT_CHECK_MS);
+  timer.unref();
 }
 
 export function serveCommand(): Command {
