@@ -158,6 +158,12 @@ describe('requests', () => {
     }
     const filtered = JSON.parse((await cli(['requests', '--method', 'get', '--path', '/customers/{id}', '--json'])).stdout);
     expect(filtered.data.map((r: { path: string }) => r.path)).toEqual([`/customers/${made.body.id}`]);
+    // The command line's own token requests are the CLI's, not the partner's: hidden unless --all.
+    const agent = (r: { request: { headers: Record<string, string> } }) => r.request.headers['user-agent'];
+    const shown = JSON.parse((await cli(['requests', '--json'])).stdout).data;
+    expect(shown.filter((r: never) => /^billing-sandbox-cli\//.test(agent(r)))).toEqual([]);
+    const all = JSON.parse((await cli(['requests', '--all', '--json'])).stdout).data;
+    expect(all.filter((r: never) => /^billing-sandbox-cli\//.test(agent(r))).length).toBeGreaterThanOrEqual(3);
   });
 
   it('--follow prints new requests as they arrive and stops cleanly on Ctrl-C', async () => {
@@ -345,3 +351,21 @@ describe('accounts, admin token, exit codes and colour', () => {
     expect((await cli(['clock'], { NO_COLOR: '1' })).stdout).not.toMatch(ANSI);
   });
 });
+
+describe('docs/command-line.md', () => {
+  it('its transcript runs: examples/command-line/tour.sh (the same commands, in order) passes against a fresh sandbox', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { ROOT, spawnProcess: run } = await import('./cli-harness.js');
+    const doc = readFileSync(join(ROOT, 'docs', 'command-line.md'), 'utf8');
+    const transcript = doc.slice(doc.indexOf('## A short session'), doc.indexOf('And `listen`'));
+    const documented = [...transcript.matchAll(/^\$ npx billing-sandbox (.+)$/gm)].map((m) => m[1]);
+    const script = readFileSync(join(ROOT, 'examples', 'command-line', 'tour.sh'), 'utf8');
+    const scripted = [...script.matchAll(/^billing-sandbox (.+)$/gm)].map((m) => m[1]);
+    expect(documented).toEqual(scripted);
+    const tour = run('bash', [join(ROOT, 'examples', 'command-line', 'tour.sh')], childEnv({ ...env, BILLING_SANDBOX: `${process.execPath} ${built.cli}` }));
+    expect(await tour.exit).toBe(0);
+    expect(tour.stdout()).toMatch(/^\S+Z {2}\(real time\)\nClock now \S+ {2}\(real time \+ 31d; \d+ due jobs? ran\)\nevt_\w+\nLoaded slow-api as scn_\w+\nID +NAME/);
+    expect(tour.stdout()).toContain('Removed 1 scenario.\nReset the account of sandbox_client_id to empty.\n');
+  });
+});
+

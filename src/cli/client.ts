@@ -3,10 +3,13 @@
 // names the account, control-plane calls, and turning failures into exit codes (1 refused,
 // 3 unreachable).
 import { Command, Option } from 'commander';
+import { VERSION } from '../config.js';
 import { CliError, RefusedError, UnreachableError, usageError, type SandboxErrorBody } from './errors.js';
 import { Output } from './output.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:4010';
+/** Sent on every request, so `requests` can tell the CLI's own token requests from the partner's. */
+export const CLI_USER_AGENT = `billing-sandbox-cli/${VERSION}`;
 
 export interface ClientOptions {
   url: string;
@@ -63,7 +66,7 @@ export class SandboxClient {
   /** Any request to the sandbox; a network failure is exit 3. */
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
     try {
-      return await fetch(`${this.options.url}${path}`, init);
+      return await fetch(`${this.options.url}${path}`, { ...init, headers: { 'User-Agent': CLI_USER_AGENT, ...(init.headers as Record<string, string> | undefined) } });
     } catch (error) {
       if ((error as Error).name === 'AbortError') throw error;
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;

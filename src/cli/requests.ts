@@ -3,11 +3,12 @@
 // messages) until Ctrl-C.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pathMatches } from '../scenarios/engine.js';
-import { clientAction, withClientOptions } from './client.js';
+import { CLI_USER_AGENT, clientAction, withClientOptions } from './client.js';
 import type { Output, Row } from './output.js';
 import { followStream, stopSignal } from './stream.js';
 
 interface RequestSummary {
+  request?: { headers?: Record<string, string> };
   id: string;
   at: string;
   method: string;
@@ -46,10 +47,13 @@ export function requestsCommand(): Command {
     .addOption(new Option('--method <method>', 'only requests with this HTTP method'))
     .addOption(new Option('--path <path>', 'only requests to this path: concrete (/invoices/inv_1) or a template (/invoices/{id})'))
     .addOption(new Option('--limit <n>', 'at most this many from the journal (default 50)').argParser(whole))
+    .addOption(new Option('--all', 'also show the token requests this command line made itself (hidden by default)'))
     .addOption(new Option('-f, --follow', 'then keep printing new requests as they arrive (oldest first, like tail -f) until Ctrl-C'))
-    .action(clientAction(async ({ client, out }, flags: { method?: string; path?: string; limit?: number; follow?: boolean }) => {
+    .action(clientAction(async ({ client, out }, flags: { method?: string; path?: string; limit?: number; follow?: boolean; all?: boolean }) => {
       const query = { method: flags.method, path: flags.path, limit: flags.limit ?? 50 };
-      const { data } = await out.wait('Reading the journal', client.control<{ data: RequestSummary[] }>('GET', '/requests', { query }));
+      const answer = await out.wait('Reading the journal', client.control<{ data: RequestSummary[] }>('GET', '/requests', { query }));
+      // Every command gets a token first: those requests are the CLI's, not the partner's.
+      const data = flags.all ? answer.data : answer.data.filter((r) => r.request?.headers?.['user-agent'] !== CLI_USER_AGENT);
       if (!flags.follow) {
         if (out.json) return out.data({ data });
         if (!data.length) return out.line('No requests journaled for this account yet.');
