@@ -6,6 +6,7 @@ import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './ap
 import { defaultConfig, type DefaultCredentials, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 import { didYouMean } from './suggest.js';
+import { tokenRequestInit } from './auth/tokens.js';
 import { streamHub } from './stream/feature.js';
 import type { HttpErrorBody } from './http/errors.js';
 import type { ScenarioDocument } from './scenarios/document.js';
@@ -116,14 +117,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
 
   const token = async (environment: Environment = 'production'): Promise<string> => {
     const { client_id, client_secret } = deps.config.credentials[environment];
-    const res = await fetch(`${url}${prefix(environment)}/oauth/token`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}`,
-        'Content-Type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials',
-    });
+    const res = await fetch(`${url}${prefix(environment)}/oauth/token`, tokenRequestInit(client_id, client_secret));
     const body = await readBody(res);
     if (!res.ok) throw new SandboxRequestError(res.status, body, 'POST /oauth/token');
     return (body as { access_token: string }).access_token;

@@ -115,6 +115,18 @@ export function assertCurrentGeneration(account: Account, claims: { gen?: unknow
   if (gen < tokenGeneration(account)) throw new ApiError(Errors.unauthorized, { message: 'The access token has expired.' });
 }
 
+/** The request a client sends to POST /oauth/token for a key (the programmatic helpers and the CLI). */
+export function tokenRequestInit(clientId: string, clientSecret: string): RequestInit {
+  return {
+    method: 'POST',
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+      'Content-Type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials',
+  };
+}
+
 /** Does the granted scope list allow `required`? "read"/"write" cover every area's read/write. */
 export function scopeAllows(granted: string, required: string): boolean {
   const scopes = granted.split(' ').filter(Boolean);

@@ -4,6 +4,7 @@
 // 3 unreachable).
 import { Command, Option } from 'commander';
 import { VERSION } from '../config.js';
+import { tokenRequestInit } from '../auth/tokens.js';
 import { CliError, RefusedError, UnreachableError, usageError, type SandboxErrorBody } from './errors.js';
 import { Output } from './output.js';
 
@@ -85,14 +86,7 @@ export class SandboxClient {
     const { clientId, clientSecret } = this.options;
     let first: RefusedError | undefined;
     for (const prefix of ['', '/demo']) {
-      const res = await this.fetch(`${prefix}/oauth/token`, {
-        method: 'POST',
-        headers: {
-          Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
-          'Content-Type': 'application/x-www-form-urlencoded',
-        },
-        body: 'grant_type=client_credentials',
-      });
+      const res = await this.fetch(`${prefix}/oauth/token`, tokenRequestInit(clientId, clientSecret));
       const body = await readJson(res);
       if (res.ok) return (body as { access_token: string }).access_token;
       first ??= new RefusedError(`POST ${prefix}/oauth/token (client_id ${clientId})`, res.status, body as SandboxErrorBody);
