@@ -3,6 +3,7 @@
 // request), `clock` (an advance) — with a `ready` event first, heartbeat comments, a cap on open
 // streams, and a per-connection buffer cap: a client that stops reading is cut, never buffered
 // without end. Shared by the CLI (`listen`, `requests --follow`) and any web inspector.
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
 import type { EventRecord } from '../events/events.js';
@@ -116,7 +117,8 @@ export class StreamHub {
       throw new ApiError(Errors.tooManyStreams, { message: `At most ${this.options.maxStreams} streams may be open at once on this sandbox; close one first.` });
     }
     const connection: Connection = {
-      id: account.newId('stm'),
+      // Not account.newId: opening a stream must not shift the seeded ids of the account's objects.
+      id: `stm_${randomBytes(10).toString('hex')}`,
       partnerId: account.partnerId,
       environment: account.environment,
       accountId: account.id,
