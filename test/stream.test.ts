@@ -1,7 +1,7 @@
 // The live stream (GET /_sandbox/stream): Server-Sent Events of an account's webhook events, delivery
 // attempts, journaled requests and clock advances; forwarders that ride the account's own ordered
 // queue for as long as the stream is open; the caps (streams per server, unread bytes per client).
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createParser } from 'eventsource-parser';
@@ -12,6 +12,8 @@ import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webho
 import { eventLog } from '../src/events/events.js';
 import type { WebhookQueue } from '../src/webhooks/queue.js';
 import { subscriptions } from '../src/webhooks/subscriptions.js';
+
+jest.setTimeout(60_000); // real sockets and a receiver per case: slow on a loaded machine
 
 interface Message { type: string; data: Record<string, any> }
 
