@@ -36,6 +36,8 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
+import { Activity } from './stream/activity.js';
+import { streamFeature } from './stream/feature.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
@@ -52,6 +54,7 @@ export const FEATURES: Feature[] = [
   hostedFeature,
   payablesFeature,
   webhooksFeature,
+  streamFeature,
   controlFeature,
 ];
 
@@ -73,8 +76,9 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
     blobs: BlobStore.forDataFile(full.dataFile),
     scheduler: new Scheduler(store, log),
     events: new Events(),
+    activity: new Activity(),
     partners,
-    tokens: new TokenSigner(store.data.meta.signing_key),
+    tokens: new TokenSigner(store.data.meta.signing_key, full.tokenTtl),
     rateLimiter: new RateLimiter(realNow),
     log,
     realNow,

@@ -50,4 +50,10 @@ export const LIMITS = {
   clockLatest: '9999-12-31T23:59:59Z',
   /** Due jobs run by one clock advance before it stops (a runaway guard). */
   jobsPerRun: 100_000,
+  /** Live streams (GET /_sandbox/stream) open at once on one server. Beyond: 429 too_many_streams. */
+  streamConnections: 32,
+  /** Bytes of one stream a client has not read yet; beyond, the client is cut (it reconnects and re-reads history). */
+  streamBufferBytes: 1 * MB,
+  /** A heartbeat comment on every open stream this often (real time). */
+  streamHeartbeatMs: 15_000,
 } as const;

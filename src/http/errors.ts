@@ -39,6 +39,8 @@ export const Errors = {
   unsupportedInvoice: template(422, 'unsupported_invoice', 'Only invoices synced from an accounting integration accept a PDF.'),
   headersTooLarge: template(431, 'request_header_fields_too_large', 'The request headers are too large.'),
   rateLimited: template(429, 'rate_limit_exceeded', 'Too many requests: the limit is {limit} requests per second per key.'),
+  // After rateLimited: templateForStatus(429) (Prefer and scenario rules) must keep answering rate_limit_exceeded.
+  tooManyStreams: template(429, 'too_many_streams', 'Too many live streams are open on this sandbox.'),
   internal: template(500, 'internal_error', 'An unexpected error occurred. Retry with back-off.'),
   /** Only with validateResponses (tests): an answer the OpenAPI document does not allow. */
   responseInvalid: template(500, 'response_validation_failed', 'The answer does not match the OpenAPI document.'),

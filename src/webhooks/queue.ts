@@ -312,7 +312,7 @@ export class WebhookQueue {
   }
 
   private logAttempt(account: Account, d: DeliveryRecord, eventKey: string, outcome: AttemptOutcome, at: string, nextAt: string | null): void {
-    attempts(account).insert({
+    const attempt = attempts(account).insert({
       id: account.newId('dlv'),
       event_id: eventKey,
       topic: d.topic,
@@ -325,6 +325,7 @@ export class WebhookQueue {
       duration_ms: outcome.duration_ms,
       next_attempt_at: nextAt,
     });
+    this.deps.activity.emit('attempt', account, attempt, d);
   }
 }
 

@@ -16,6 +16,8 @@ export interface Subscription {
   secret_key: string | null;
   created_at: string;
   updated_at: string;
+  /** Set on a CLI forwarder's subscription: the id of the stream it lives with (see src/stream/forwarders.ts). */
+  forwarder?: string;
 }
 
 export const subscriptions = defineCollection<Subscription>('webhook_subscriptions', ['topic']);

@@ -1,4 +1,4 @@
-// Owns checkout tokens (scoped to one customer and one invoice, one hour on the account clock), the
+// Owns checkout tokens (scoped to one customer and one invoice, living --token-ttl real seconds), the
 // card-form credentials, the partner theme, the built-in address book, and idempotent checkout payments.
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
@@ -7,13 +7,11 @@ import type { Principal } from '../../http/context.js';
 import type { Account } from '../../store/store.js';
 import { defineIdempotencyKeys } from '../../store/idempotency.js';
 import { CHECKOUT_AUDIENCE } from '../../auth/security.js';
+import { tokenGeneration } from '../../auth/tokens.js';
 import { getCustomer } from '../customers/customers.js';
 import { getInvoice } from '../invoices/invoices.js';
 import type { MethodKind } from '../payments/money.js';
 import { payInvoice, type Payment } from '../payments/payments.js';
-
-/** Sandbox choice: checkout tokens live one hour. */
-export const CHECKOUT_TOKEN_TTL_SECONDS = 3600;
 
 export async function issueCheckoutToken(deps: Deps, account: Account, principal: Principal, input: { customer_id: string; invoice_id?: string }) {
   // The real service answers a missing invoice_id with 400 "invalid invoice id".
@@ -21,14 +19,16 @@ export async function issueCheckoutToken(deps: Deps, account: Account, principal
   getCustomer(account, input.customer_id);
   const invoice = getInvoice(account, input.invoice_id);
   if (invoice.customer_id !== input.customer_id) throw invalidFields({ invoice_id: 'is not an invoice of this customer' }, 'Invalid invoice id.');
-  const now = account.clock.nowMs();
-  const expiresAt = Math.floor(now / 1000) + CHECKOUT_TOKEN_TTL_SECONDS;
+  // Real time, as access tokens: a moved account clock never expires a token.
+  const now = deps.realNow();
+  const expiresAt = Math.floor(now / 1000) + deps.tokens.ttlSeconds;
   const token = await deps.tokens.signFor(CHECKOUT_AUDIENCE, {
     partner_id: account.partnerId,
     client_id: principal.client_id,
     customer_id: input.customer_id,
     invoice_id: input.invoice_id,
     environment: account.environment,
+    gen: tokenGeneration(account),
   }, now, expiresAt);
   return { token, expires_at: expiresAt };
 }
