@@ -4,6 +4,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { defaultConfig, VERSION, type SandboxConfig } from './config.js';
 import { startSandbox } from './index.js';
+import { parityCommand } from './parity/command.js';
 
 function whole(name: string) {
   return (raw: string) => {
@@ -43,7 +44,13 @@ export async function main(argv: string[]): Promise<void> {
     .option('--journal-size <n>', 'request journal entries kept per account (SANDBOX_JOURNAL_SIZE)', whole('--journal-size'), env.journalSize)
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SANDBOX_LOG_LEVEL)', env.logLevel)
     .showHelpAfterError();
-  program.parse(argv);
+  // `billing-sandbox parity ...` runs the parity suite; with no subcommand the root action serves.
+  let serve = false;
+  program.enablePositionalOptions().addCommand(parityCommand()).action(() => {
+    serve = true;
+  });
+  await program.parseAsync(argv);
+  if (!serve) return;
   const flags = program.opts();
   let sandbox;
   try {
