@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { AREAS } from './case.js';
 import { CASES } from './cases/index.js';
 import { jsonReport, junitReport, textReport } from './report.js';
+import type { ClientClock } from './client.js';
 import { DEFAULT_RATE, runParity, selectCases, UsageError, type RunOptions } from './runner.js';
 
 function positiveNumber(raw: string): number {
@@ -43,6 +44,8 @@ export interface CommandIo {
   stderr?: (text: string) => void;
   /** Progress dots (default: when stderr is a terminal). */
   progress?: boolean;
+  /** The limiter's clock (tests use one whose waits take no real time). */
+  clock?: ClientClock;
 }
 
 export function parityCommand(io: CommandIo = {}): Command {
@@ -85,6 +88,7 @@ export function parityCommand(io: CommandIo = {}): Command {
           rate: flags.rate,
           allowMoneyMovement: flags.allowMoneyMovement,
           otherBaseUrl: flags.otherBaseUrl,
+          clock: io.clock,
           onResult: progress ? (r) => stderr(r.status === 'pass' ? '.' : r.status === 'fail' ? 'F' : 's') : undefined,
         };
         selectCases(CASES, options.only);

@@ -35,7 +35,7 @@ export const listCases: ParityCase[] = [
     id: `pagination/envelope${path.replace(/\//g, '-')}`,
     area: 'pagination',
     title: `GET ${path} answers the cursor envelope and honours limit`,
-    rule: { section: 'Endpoints > Pagination', quote: ENVELOPE },
+    rule: { section: 'Endpoints > Pagination (paginated list endpoints)', quote: ENVELOPE },
     gaps,
     async run(t) {
       const page = t.status(await t.api.get(path, { query: { limit: 1 } }), 200);
@@ -47,7 +47,7 @@ export const listCases: ParityCase[] = [
     id: 'pagination/forward-and-back',
     area: 'pagination',
     title: 'after=end_cursor gives the next page and before=start_cursor gives the previous one back',
-    rule: { section: 'Endpoints > Pagination', quote: '| query before | cursor; for the previous page use start_cursor of the last response |' },
+    rule: { section: 'Endpoints > Pagination (paginated list endpoints)', quote: '| query before | cursor; for the previous page use start_cursor of the last response |' },
     gaps: ['company_name filter', 'Pagination order'],
     async run(t) {
       for (const n of [1, 2, 3]) await customer(t, `page-${n}`);

@@ -95,7 +95,7 @@ export const platformCases: ParityCase[] = [
     id: 'shapes/reads',
     area: 'shapes',
     title: 'every list and the card-form credentials answer 200 (their bodies are checked in the shape rows)',
-    rule: { section: 'Endpoints > Pagination', quote: '| response | object with data (array), start_cursor, end_cursor (strings), has_next_page, has_previous_page (booleans) |' },
+    rule: { section: 'Endpoints > Pagination (paginated list endpoints)', quote: '| response | object with data (array), start_cursor, end_cursor (strings), has_next_page, has_previous_page (booleans) |' },
     async run(t) {
       for (const path of ['/customers', '/invoices', '/bills', '/vendors', '/payouts', '/payments', '/webhooks', '/webhooks/events']) {
         t.status(await t.api.get(path, { query: { limit: 5 } }), 200);
