@@ -2,6 +2,8 @@
 // on both sides, on a controllable real time so the limiter's waits take no real time), against a
 // sandbox with a scenario that breaks one rule, and with --allow-money-movement.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { startSandbox, type RunningSandbox } from '../src/index.js';
 import type { ClientClock } from '../src/parity/client.js';
@@ -140,13 +142,13 @@ describe('a sandbox with a scenario that breaks one rule', () => {
     // The second submit of the bills area is the one of a needs_approval bill, where the spec gives 409.
     await sb.loadScenario({
       name: 'submit answers 200 in every state',
-      rules: [{ match: { method: 'POST', path: '/bills/{id}/submit' }, nth: 2, respond: { status: 200, body: { bill_id: 'bil_forced', success: true } } }],
+      rules: [{ match: { method: 'POST', path: '/bills/{id}/submit' }, nth: 2, respond: { status: 200, body: { bill_id: 'bill_forced', success: true } } }],
     });
     try {
       const report = await runParity({ ...options, only: ['bills'] });
       expect(ids(report, 'fail')).toEqual(['bills/submit-not-draft-409']);
       const failed = report.cases.find((c) => c.status === 'fail')!;
-      expect(failed).toMatchObject({ expected: '409', observed: 200, request: expect.stringMatching(/^POST \/bills\/\w+\/submit$/), body_excerpt: '{"bill_id":"bil_forced","success":true}' });
+      expect(failed).toMatchObject({ expected: '409', observed: 200, request: expect.stringMatching(/^POST \/bills\/\w+\/submit$/), body_excerpt: '{"bill_id":"bill_forced","success":true}' });
       expect(failed.rule.section).toBe('Errors');
       const text = textReport(report);
       expect(text).toMatch(/^FAIL {4}bills\/submit-not-draft-409 +submitting a bill that is already needs_approval/m);
@@ -155,6 +157,14 @@ describe('a sandbox with a scenario that breaks one rule', () => {
       const xml = junitReport(report);
       expect(XMLValidator.validate(xml)).toBe(true);
       expect(xml).toContain('type="expected 409, observed 200"');
+      // docs/parity.md shows this failure as the example file holds it (bill ids vary with the run).
+      const lines = text.split('\n');
+      const at = lines.findIndex((line) => line.startsWith('FAIL'));
+      let end = at + 1;
+      while (lines[end]?.startsWith('        ')) end += 1;
+      const excerpt = `${lines.slice(at, end).join('\n').replace(/\bbill_[0-9a-f]{20}\b/g, 'bill_1f0c2a9e4b7d3c5a8e21')}\n`;
+      expect(excerpt).toBe(readFileSync(join(process.cwd(), 'examples', 'parity', 'failure-excerpt.txt'), 'utf8'));
+      expect(readFileSync(join(process.cwd(), 'docs', 'parity.md'), 'utf8')).toContain(`\`\`\`text\n${excerpt}\`\`\``);
     } finally {
       await sb.clearScenarios();
     }

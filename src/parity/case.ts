@@ -105,7 +105,7 @@ export class CaseContext {
 
   /** A condition on an answer that must hold; the message says what was expected. */
   check(condition: unknown, message: string, exchange?: Exchange): void {
-    if (!condition) this.fail(message, exchange, exchange ? String(exchange.status) : undefined);
+    if (!condition) this.fail(`expected that ${message}`, exchange);
   }
 
   /**

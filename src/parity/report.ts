@@ -25,7 +25,7 @@ export function textReport(report: ParityReport): string {
     if (c.status === 'fail') for (const line of failureLines(c)) lines.push(`${indent}${line}`);
   }
   const { passed, failed, skipped, total } = report.summary;
-  const left = Object.entries(report.cleanup.left).map(([kind, n]) => `${n} ${kind}`).join(', ');
+  const left = Object.entries(report.cleanup.left).map(([kind, n]) => `${kind} ${n}`).join(', ');
   lines.push(
     '',
     `cleanup: ${report.cleanup.done} object(s) archived, deleted or deactivated at the end; ${report.cleanup.failed.length} refused${report.cleanup.failed.map((f) => ` (${f.request} answered ${f.status})`).join('')}${left ? `; left (the API cannot remove them): ${left}` : ''}`,
@@ -52,9 +52,13 @@ export function xmlEscape(text: string): string {
 
 /** What a failure says, line by line: the message, expected and observed, the body, the rule and the choices to revisit. */
 function failureLines(c: CaseResult): string[] {
+  const on = c.request ? ` on ${c.request}` : '';
+  const statusLine = c.expected !== undefined ? `expected ${c.expected}, observed ${c.observed ?? 'no answer'}${on}` : c.observed !== undefined ? `observed ${c.observed}${on}` : undefined;
+  // A wrong status says it all in the status line; other failures say what was checked first.
+  const sameAsStatus = c.message === `${c.request} answered ${c.observed}, expected ${c.expected}`;
   return [
-    c.message,
-    c.expected !== undefined || c.observed !== undefined ? `expected ${c.expected ?? '?'}, observed ${c.observed ?? 'no answer'}${c.request ? ` on ${c.request}` : ''}` : undefined,
+    sameAsStatus ? undefined : c.message,
+    statusLine,
     c.body_excerpt ? `body: ${c.body_excerpt}` : undefined,
     `rule: ${c.rule.section}: ${c.rule.quote}`,
     ...c.gaps.map((gap) => `sandbox choice to revisit: "${gap}" (docs/gaps-and-choices.md)`),

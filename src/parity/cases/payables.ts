@@ -2,6 +2,7 @@
 // pay dates, bulk per-item results, vendor deactivate/reactivate and the masked bank account, and
 // (only with --allow-money-movement) initiating and canceling a vendor payment.
 import type { CaseContext, ParityCase } from '../case.js';
+import type { Exchange } from '../client.js';
 import { bill, dayAfter, sharedVendor, US_BANK, vendor } from './fixtures.js';
 
 const BILL_TABLE = {
@@ -14,10 +15,10 @@ const BILL_TABLE = {
 const CONFLICT_409 = '409 | bill operation refused because of the bill\'s state (delete or patch in processing or paid; submit, reject and pay-date conflicts)';
 const BULK = 'Bulk operations return 200 with one result per bill; a failed item has success false and an error_reason.';
 
-async function billStatus(t: CaseContext, id: string, expected: string): Promise<any> {
+async function billStatus(t: CaseContext, id: string, expected: string): Promise<Exchange> {
   const read = t.status(await t.api.get(`/bills/${id}`), 200);
   t.check(read.body?.status === expected, `the bill is now ${expected} (got ${read.body?.status})`, read);
-  return read.body;
+  return read;
 }
 
 async function draft(t: CaseContext, what: string, extra: Record<string, unknown> = {}) {
@@ -62,7 +63,7 @@ export const payableCases: ParityCase[] = [
       const answer = t.status(await t.api.post(`/bills/${made.id}/submit`), 200);
       t.check(answer.body?.bill_id === made.id && answer.body?.success === true, 'the answer is {bill_id, success: true}', answer);
       const after = await billStatus(t, made.id, 'needs_approval');
-      t.check(after.last_status?.status === 'needs_approval', 'last_status is the needs_approval entry');
+      t.check(after.body.last_status?.status === 'needs_approval', 'last_status is the needs_approval entry', after);
     },
   },
   {
@@ -88,7 +89,7 @@ export const payableCases: ParityCase[] = [
       const answer = t.status(await t.api.post(`/bills/${made.id}/reject`, { reason }), 200);
       t.check(answer.body?.bill_id === made.id, 'the answer names the bill', answer);
       const after = await billStatus(t, made.id, 'draft');
-      t.check(after.last_status?.reason === reason, 'last_status carries the reason');
+      t.check(after.body.last_status?.reason === reason, 'last_status carries the reason', after);
     },
   },
   {
