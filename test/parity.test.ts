@@ -80,12 +80,12 @@ describe('the whole suite against a sandbox', () => {
   it('stays under the 5 requests per second the sandbox enforces: nothing was refused with 429', () => {
     expect(report.requests.sent).toBeGreaterThan(200);
     expect(report.requests.throttled).toBe(0);
-    // The limiter spaced the run out on the clock: at least 1.1 s per 5 requests.
-    expect(report.duration_ms).toBeGreaterThanOrEqual((report.requests.sent - 1) * 220);
+    // The limiter spread the run out on the clock: at least a second per 5 requests.
+    expect(report.duration_ms).toBeGreaterThanOrEqual(Math.floor((report.requests.sent - 1) / 5) * 1000);
   });
 
   it('uses only the public API and moves no money', () => {
-    expect(sent.length).toBe(report.requests.sent);
+    expect(sent.length).toBe(report.requests.sent + report.requests.throttled);
     expect(sent.filter((r) => r.includes('/_sandbox'))).toEqual([]);
     expect(sent.filter((r) => /\/vendor-payments|\/checkout\/payments|\/pay$/.test(r))).toEqual([]);
   });

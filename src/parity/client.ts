@@ -81,12 +81,20 @@ export class ParityClient {
   readonly baseUrl: string;
   private readonly clock: ClientClock;
   private readonly fetchImpl: typeof fetch;
-  /** Smallest gap between two request starts: 1.1 s / rate, so no one-second window holds more than `rate` (with room for jitter). */
-  private readonly spacingMs: number;
-  private nextStart = 0;
+  /**
+   * The limiter: a request starts only once the answer `burst` requests back came in at least
+   * `windowMs` ago. The server counts each request at some moment between its start and its
+   * answer, so any `windowMs` of the server's time holds at most `burst` of them, whatever the
+   * network or either side's pauses did (5 per second: 5 per 1000 ms).
+   */
+  private readonly burst: number;
+  private readonly windowMs: number;
+  private readonly answeredAt: number[] = [];
   private token?: { value: string; renewAt: number };
   private readonly listeners: Array<(exchange: Exchange) => void> = [];
+  /** Requests made (a retry after a 429 is not another request). */
   requests = 0;
+  /** 429 answers waited out and retried. */
   throttled = 0;
 
   constructor(private readonly options: ClientOptions) {
@@ -94,7 +102,8 @@ export class ParityClient {
     this.clock = options.clock ?? realClock;
     this.fetchImpl = options.fetch ?? fetch;
     if (!(options.rate > 0)) throw new Error('rate must be a number of requests per second greater than 0');
-    this.spacingMs = 1100 / options.rate;
+    this.burst = Math.max(1, Math.floor(options.rate));
+    this.windowMs = (1000 * this.burst) / options.rate;
   }
 
   /** Be told of every answer (the runner files them under the running case, the cleanup tracks creations). */
@@ -166,9 +175,9 @@ export class ParityClient {
     }
     const url = `${base}${path}${search}`;
     let throttled = 0;
+    this.requests += 1;
     for (let attempt = 0; ; attempt++) {
       await this.takeTurn();
-      this.requests += 1;
       let res: Response;
       let text: string;
       try {
@@ -176,6 +185,8 @@ export class ParityClient {
         text = await res.text();
       } catch (error) {
         throw new NetworkError(method, `${path}${search}`, error);
+      } finally {
+        this.answered();
       }
       if (res.status === 429 && attempt < (this.options.maxRetries ?? 6)) {
         throttled += 1;
@@ -189,11 +200,16 @@ export class ParityClient {
     }
   }
 
-  /** The client-side limiter: request starts are at least `spacingMs` apart. */
+  /** Wait until `burst` requests back was answered `windowMs` ago (1 ms more: the server's window is half-open). */
   private async takeTurn(): Promise<void> {
-    const now = this.clock.now();
-    if (now < this.nextStart) await this.clock.sleep(this.nextStart - now);
-    this.nextStart = Math.max(now, this.nextStart) + this.spacingMs;
+    if (this.answeredAt.length < this.burst) return;
+    const wait = this.answeredAt[this.answeredAt.length - this.burst] + this.windowMs + 1 - this.clock.now();
+    if (wait > 0) await this.clock.sleep(wait);
+  }
+
+  private answered(): void {
+    this.answeredAt.push(this.clock.now());
+    if (this.answeredAt.length > this.burst) this.answeredAt.shift();
   }
 }
 

@@ -1,6 +1,6 @@
 // Owns the objects parity cases build on: customers, vendors, bills and inputs, each named with
 // the run's prefix, made through the public API and failing the case (as setup) when refused.
-import type { CaseContext } from '../case.js';
+import type { Area, CaseContext, ParityCase } from '../case.js';
 
 /** A US bank account that the spec's bank-account body accepts (ABA-valid routing number). */
 export const US_BANK = { account_number: '000123456789', routing_number: '011000015' };
@@ -76,4 +76,18 @@ export function invoiceInput(customerId: string, t: CaseContext, what: string, e
 export function dayAfter(timestamp: string, days: number): string {
   const ms = Date.parse(timestamp);
   return new Date((Number.isNaN(ms) ? Date.now() : ms) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The case "an id that names no <noun> is 404" on each call ([method, path suffix, body]) of a collection. */
+export function unknownIdCase(area: Area, noun: string, moves: string, calls: Array<[method: string, suffix: string, body?: unknown]>): ParityCase {
+  return {
+    id: `${area}/unknown-id`,
+    area,
+    title: `an id that names no ${noun} is 404 on ${moves}`,
+    rule: { section: 'Errors', quote: '404 | object not found' },
+    async run(t) {
+      const path = `/${area}/${t.name(`no-such-${noun}`)}`;
+      for (const [method, suffix, body] of calls) t.error(await t.api.send(method, `${path}${suffix}`, { body }), [404]);
+    },
+  };
 }

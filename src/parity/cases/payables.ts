@@ -3,7 +3,7 @@
 // (only with --allow-money-movement) initiating and canceling a vendor payment.
 import type { CaseContext, ParityCase } from '../case.js';
 import type { Exchange } from '../client.js';
-import { bill, dayAfter, sharedVendor, US_BANK, vendor } from './fixtures.js';
+import { bill, dayAfter, sharedVendor, US_BANK, unknownIdCase, vendor } from './fixtures.js';
 
 const BILL_TABLE = {
   submit: '| draft | POST /bills/{id}/submit or POST /bills/bulk-submit | | needs_approval | |',
@@ -186,19 +186,7 @@ export const payableCases: ParityCase[] = [
       t.error(await t.api.post(`/bills/${made.id}/pay-date`, { pay_date: dayAfter(made.created_at, -10) }), [400], 'pay_date');
     },
   },
-  {
-    id: 'bills/unknown-id',
-    area: 'bills',
-    title: 'an id that names no bill is 404 on read, submit, reject and delete',
-    rule: { section: 'Errors', quote: '404 | object not found' },
-    async run(t) {
-      const path = `/bills/${t.name('no-such-bill')}`;
-      t.error(await t.api.get(path), [404]);
-      t.error(await t.api.post(`${path}/submit`), [404]);
-      t.error(await t.api.post(`${path}/reject`, { reason: 'x' }), [404]);
-      t.error(await t.api.delete(path), [404]);
-    },
-  },
+  unknownIdCase('bills', 'bill', 'read, submit, reject and delete', [['GET', ''], ['POST', '/submit'], ['POST', '/reject', { reason: 'x' }], ['DELETE', '']]),
   {
     id: 'bills/locked-bill-409',
     area: 'bills',
@@ -347,18 +335,7 @@ export const payableCases: ParityCase[] = [
       t.check(typeof account.body?.payment_method_id === 'string', 'the bank account has a payment_method_id', account);
     },
   },
-  {
-    id: 'vendors/unknown-id',
-    area: 'vendors',
-    title: 'an id that names no vendor is 404 on read, deactivate and reactivate',
-    rule: { section: 'Errors', quote: '404 | object not found' },
-    async run(t) {
-      const path = `/vendors/${t.name('no-such-vendor')}`;
-      t.error(await t.api.get(path), [404]);
-      t.error(await t.api.post(`${path}/deactivate`), [404]);
-      t.error(await t.api.post(`${path}/reactivate`), [404]);
-    },
-  },
+  unknownIdCase('vendors', 'vendor', 'read, deactivate and reactivate', [['GET', ''], ['POST', '/deactivate'], ['POST', '/reactivate']]),
   {
     id: 'money/vendor-payment-needs-pay-date',
     area: 'money',

@@ -3,7 +3,7 @@
 // default, delete) and payment requests (400 and 422). No case pays anything.
 import type { CaseContext, ParityCase } from '../case.js';
 import type { Exchange } from '../client.js';
-import { bankMethodInput, customer, dayAfter, invoiceInput, sharedCustomer, TINY_PDF } from './fixtures.js';
+import { bankMethodInput, customer, dayAfter, invoiceInput, sharedCustomer, TINY_PDF, unknownIdCase } from './fixtures.js';
 
 const CUSTOMER_TABLE = '| archived | POST /customers/{id}/restore | active | returns the customer |';
 const ARCHIVE_ROW = '| active | DELETE /customers/{id} | archived | returns the customer; topic customer_archived exists |';
@@ -89,19 +89,7 @@ export const receivableCases: ParityCase[] = [
       t.error(await t.api.delete(`/customers/${made.id}`), [400]);
     },
   },
-  {
-    id: 'customers/unknown-id',
-    area: 'customers',
-    title: 'an id that names no customer is 404 on read, update, archive and restore',
-    rule: { section: 'Errors', quote: '404 | object not found' },
-    async run(t) {
-      const path = `/customers/${t.name('no-such-customer')}`;
-      t.error(await t.api.get(path), [404]);
-      t.error(await t.api.patch(path, { name: t.name('x') }), [404]);
-      t.error(await t.api.delete(path), [404]);
-      t.error(await t.api.post(`${path}/restore`), [404]);
-    },
-  },
+  unknownIdCase('customers', 'customer', 'read, update, archive and restore', [['GET', ''], ['PATCH', '', { name: 'parity-unknown' }], ['DELETE', ''], ['POST', '/restore']]),
   {
     id: 'customers/external-id-unique',
     area: 'customers',
@@ -220,18 +208,7 @@ export const receivableCases: ParityCase[] = [
       t.error(await t.api.post(`/invoices/${made.id}/pdf`, { content: TINY_PDF, url: 'https://example.com/invoice.pdf' }), [400]);
     },
   },
-  {
-    id: 'invoices/unknown-id',
-    area: 'invoices',
-    title: 'an id that names no invoice is 404 on read, archive and restore',
-    rule: { section: 'Errors', quote: '404 | object not found' },
-    async run(t) {
-      const path = `/invoices/${t.name('no-such-invoice')}`;
-      t.error(await t.api.get(path), [404]);
-      t.error(await t.api.delete(path), [404]);
-      t.error(await t.api.post(`${path}/restore`), [404]);
-    },
-  },
+  unknownIdCase('invoices', 'invoice', 'read, archive and restore', [['GET', ''], ['DELETE', ''], ['POST', '/restore']]),
   {
     id: 'invoices/status-filter-values',
     area: 'invoices',

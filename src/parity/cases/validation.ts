@@ -82,6 +82,12 @@ const CREATES: CreateOperation[] = [
     },
   },
   {
+    slug: 'bill-upload',
+    label: 'POST /bills/upload',
+    path: async () => '/bills/upload',
+    wrongType: async (t) => ({ body: { content: 42, content_type: 'application/pdf', filename: `${t.name('upload')}.pdf` }, field: 'content' }),
+  },
+  {
     slug: 'vendor',
     label: 'POST /vendors',
     path: async () => '/vendors',
@@ -103,6 +109,12 @@ const CREATES: CreateOperation[] = [
     label: 'POST /payments/request',
     path: async () => '/payments/request',
     wrongType: async (t) => ({ body: { amount: 'ten dollars', currency: 'USD', redirect_url: 'https://example.com/parity/done', reference_id: t.name('wrong-type') }, field: 'amount' }),
+  },
+  {
+    slug: 'checkout-token',
+    label: 'POST /checkout-auth/init',
+    path: async () => '/checkout-auth/init',
+    wrongType: async () => ({ body: { customer_id: 42, invoice_id: 'parity-invoice' }, field: 'customer_id' }),
   },
   {
     slug: 'webhook',
