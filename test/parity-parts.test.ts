@@ -132,6 +132,7 @@ describe('the client', () => {
     const server = scriptedFetch([TOKEN], clock.now);
     const client = new ParityClient({ baseUrl: 'https://api.example.test', clientId: 'id', clientSecret: 's3cr3t-value', rate: 5, clock, fetch: server.impl });
     await expect(client.get('/_sandbox/clock')).rejects.toThrow(/never \/_sandbox/);
+    await expect(client.get('/clock', { baseUrl: 'https://api.example.test/_sandbox' })).rejects.toThrow(/never \/_sandbox/);
     await client.accessToken();
     expect(client.redact('s3cr3t-value aaa.bbb.ccc {"access_token":"xyz","access_token":"cut sho')).toBe('*** *** {"access_token":"***","access_token":"***');
   });

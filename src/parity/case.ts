@@ -1,7 +1,7 @@
 // Owns what a parity case is (data: id, area, the spec rule it checks, the gaps-and-choices rows it
 // rests on, whether it moves money, and a short run function) and the context a case runs with:
 // the client, expectations that fail with the observed and expected status, skips and fixtures.
-import type { Exchange, ParityClient, SendOptions } from './client.js';
+import type { Exchange, ParityClient } from './client.js';
 import type { ShapeChecker } from './shapes.js';
 
 export const AREAS = [
@@ -9,6 +9,17 @@ export const AREAS = [
   'bills', 'bulk', 'vendors', 'payment-requests', 'webhooks', 'compatibility', 'shapes', 'money',
 ] as const;
 export type Area = (typeof AREAS)[number];
+
+/** Requests per second at most, unless told: the spec's limit per key. */
+export const DEFAULT_RATE = 5;
+
+/** A run that cannot start as asked (a missing flag, an unknown area): exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
 
 /** Where a case's expectation comes from in the service interface (service-interface.md). */
 export interface Rule {
@@ -133,7 +144,7 @@ export class CaseContext {
   async made(what: string, exchange: Promise<Exchange>, ...statuses: number[]): Promise<any> {
     const answer = await exchange;
     const expected = statuses.length ? statuses : [200, 201];
-    if (!expected.includes(answer.status) || typeof answer.body?.id !== 'string' && typeof answer.body?.bill_id !== 'string') {
+    if (!expected.includes(answer.status) || typeof answer.body?.id !== 'string') {
       this.fail(`setup: ${what} answered ${answer.status}, expected ${expected.join(' or ')} with an id`, answer, expected.join(' or '));
     }
     return answer.body;
@@ -149,10 +160,6 @@ export class CaseContext {
       value.catch(() => this.sharedValues.delete(key));
     }
     return value;
-  }
-
-  send(method: string, path: string, options?: SendOptions) {
-    return this.api.send(method, path, options);
   }
 }
 

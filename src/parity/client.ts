@@ -106,7 +106,7 @@ export class ParityClient {
     this.windowMs = (1000 * this.burst) / options.rate;
   }
 
-  /** Be told of every answer (the runner files them under the running case, the cleanup tracks creations). */
+  /** Be told of every answer (the runner keeps them for the shape rows, the cleanup watches for creations). */
   onExchange(listener: (exchange: Exchange) => void): void {
     this.listeners.push(listener);
   }
@@ -158,8 +158,8 @@ export class ParityClient {
   }
 
   async send(method: string, path: string, options: SendOptions = {}): Promise<Exchange> {
-    if (/^\/_sandbox(\/|$)/.test(path)) throw new Error('the parity suite uses only the public API, never /_sandbox');
     const base = options.baseUrl ? trimBase(options.baseUrl) : this.baseUrl;
+    if (/(^|\/)_sandbox(\/|$)/.test(`${new URL(base).pathname}${path}`)) throw new Error('the parity suite uses only the public API, never /_sandbox');
     const search = queryString(options.query);
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': `billing-sandbox-parity/${VERSION}`, ...options.headers };
     const auth = options.auth ?? 'token';

@@ -1,13 +1,12 @@
 // Owns `billing-sandbox parity`: its flags (each with an environment variable, so a CI secret need
 // not appear on a command line), the run, the three reports and the exit code: 0 when no case
-// failed (skips do not fail a run), 1 when one did, 2 for a usage error.
+// failed (skips do not fail a run), 1 when one did, 2 for a usage error. The suite itself (cases,
+// runner, reports) loads only when the command runs, so serving the sandbox does not pay for it.
 import { writeFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { AREAS } from './case.js';
-import { CASES } from './cases/index.js';
-import { jsonReport, junitReport, textReport } from './report.js';
+import { AREAS, DEFAULT_RATE, UsageError } from './case.js';
 import type { ClientClock } from './client.js';
-import { DEFAULT_RATE, runParity, selectCases, UsageError, type RunOptions } from './runner.js';
+import type { RunOptions } from './runner.js';
 
 function positiveNumber(raw: string): number {
   const value = Number(raw);
@@ -30,7 +29,8 @@ function list(value: string, previous: string[] = []): string[] {
 }
 
 /** The cases as a table (id, rule section, gaps rows), for --list. */
-function catalogue(only?: string[]): string {
+async function catalogue(only?: string[]): Promise<string> {
+  const [{ CASES }, { selectCases }] = await Promise.all([import('./cases/index.js'), import('./runner.js')]);
   return selectCases(CASES, only).map((c) => `${c.id}\t${c.rule.section}${c.gaps?.length ? `\t[${c.gaps.join('; ')}]` : ''}${c.movesMoney ? '\t(moves money)' : ''}`).join('\n');
 }
 
@@ -74,7 +74,7 @@ export function parityCommand(io: CommandIo = {}): Command {
     .action(async (flags) => {
       try {
         if (flags.list) {
-          stdout(`${catalogue(flags.only)}\n`);
+          stdout(`${await catalogue(flags.only)}\n`);
           exit(0);
           return;
         }
@@ -91,7 +91,7 @@ export function parityCommand(io: CommandIo = {}): Command {
           clock: io.clock,
           onResult: progress ? (r) => stderr(r.status === 'pass' ? '.' : r.status === 'fail' ? 'F' : 's') : undefined,
         };
-        selectCases(CASES, options.only);
+        const [{ runParity }, { jsonReport, junitReport, textReport }] = await Promise.all([import('./runner.js'), import('./report.js')]);
         const report = await runParity(options);
         if (progress) stderr('\n');
         stdout(textReport(report));

@@ -3,7 +3,7 @@
 // and add one shape row per operation and status seen (each answer checked against openapi.yaml).
 import { randomBytes } from 'node:crypto';
 import { VERSION } from '../config.js';
-import { AREAS, CaseContext, CaseFailure, CaseSkipped, excerpt, type ParityCase, type Rule, type RunSettings } from './case.js';
+import { AREAS, CaseContext, CaseFailure, CaseSkipped, DEFAULT_RATE, excerpt, UsageError, type ParityCase, type Rule, type RunSettings } from './case.js';
 import { CASES } from './cases/index.js';
 import { CleanupTracker, type CleanupSummary } from './cleanup.js';
 import { NetworkError, ParityClient, TokenError, realClock, type ClientClock, type Exchange } from './client.js';
@@ -71,14 +71,7 @@ export interface RunOptions {
   onResult?: (result: CaseResult) => void;
 }
 
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
-export const DEFAULT_RATE = 5;
+export { DEFAULT_RATE, UsageError };
 
 /** The cases `only` names (areas or case ids), in catalogue order; an unknown name is a usage error. */
 export function selectCases(cases: readonly ParityCase[], only?: string[]): ParityCase[] {
