@@ -11,14 +11,13 @@ import { Output } from './output.js';
 import { requestsCommand } from './requests.js';
 import { resetCommand } from './reset.js';
 import { scenarioCommand } from './scenario.js';
+import { parityCommand } from '../parity/command.js';
 import { environmentConfig, serve, serveCommand, withServeOptions } from './serve.js';
 import { triggerCommand } from './trigger.js';
 
 /**
  * Every subcommand, one line each: a function that builds a commander Command.
- * ── REGISTRATION POINT ── add a command here. The parity command (src/parity/command.ts,
- * `parityCommand(): Command`) is wired by the lead at merge:
- *   import { parityCommand } from '../parity/command.js';  ...  parityCommand,
+ * Add a command here.
  */
 export const COMMANDS: Array<() => Command> = [
   serveCommand,
@@ -28,6 +27,7 @@ export const COMMANDS: Array<() => Command> = [
   requestsCommand,
   resetCommand,
   scenarioCommand,
+  () => parityCommand(),
 ];
 
 /** Settings every command needs, also for commands built elsewhere and added with addCommand. */
@@ -82,6 +82,7 @@ export async function run(argv: string[]): Promise<void> {
     process.exit(code);
   }
   await new Output(json).flushed();
-  // Not waiting for idle keep-alive connections to time out.
-  process.exit(code);
+  // Not waiting for idle keep-alive connections to time out. A command may have set its own exit
+  // code (parity: 1 when a case failed).
+  process.exit(process.exitCode ?? code);
 }
