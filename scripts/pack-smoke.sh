@@ -120,7 +120,7 @@ CONSUMER="$WORK/consumer"
 mkdir -p "$CONSUMER"
 cd "$CONSUMER"
 echo '{ "name": "consumer", "private": true, "type": "module" }' >package.json
-npm install --no-save --loglevel=error "$TARBALL" typescript@~5.9 @types/node@20 >"$WORK/consumer-install.log" 2>&1 \
+npm install --no-save --loglevel=error "$TARBALL" typescript@~5.9 @types/node@22 >"$WORK/consumer-install.log" 2>&1 \
   || { cat "$WORK/consumer-install.log"; fail "installing the tarball as a dependency"; }
 cat >consumer.ts <<'EOF'
 import { startSandbox, SandboxRequestError, type RunningSandbox, type ScenarioDocument } from 'billing-sandbox';
