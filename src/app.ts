@@ -16,6 +16,7 @@ import { createBackend, loadDocument } from './http/openapi.js';
 import { responseCheckerFor } from './http/response-check.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { checkoutCors } from './http/cors.js';
+import { documentRoutes, landingRoute } from './http/landing.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
 import { accessLog, createLogger, type Logger } from './log.js';
@@ -112,8 +113,9 @@ export function createApp(deps: Deps): SandboxApp {
 
   const apiDoc = loadDocument('openapi');
   const controlDoc = loadDocument('control-plane');
-  app.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(apiDoc.yamlText));
-  app.get('/openapi.json', (_req, res) => void res.json(apiDoc.document));
+  // The documents and the landing page come first: public, and outside both routers.
+  documentRoutes(app);
+  landingRoute(app, deps, FEATURES);
 
   app.use(checkoutCors(isCheckoutPath));
   app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: ['application/json', 'application/*+json'] }));
