@@ -1,6 +1,7 @@
 // The log a person reads: one access line per request with exactly method, path, status, ms, account
 // and operation (JSON when not on a terminal, one pretty line on one), the level by outcome, and no
 // credential, token, header, query string or body in any line.
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
@@ -73,6 +74,26 @@ describe('access lines', () => {
       const http = await sandboxLoggingTo(createLogger(level, { pretty: false, destination: out.stream }));
       await http.get('/no-such-path').expect(404);
       expect([level, out.lines]).toEqual([level, []]);
+    }
+  });
+});
+
+describe('the log examples in docs/running.md', () => {
+  const example = (name: string) => readFileSync(new URL(`../examples/logs/${name}`, import.meta.url), 'utf8').trim();
+
+  it('show an access line with exactly the fields a live one has', async () => {
+    const out = sink();
+    const http = await sandboxLoggingTo(createLogger('info', { pretty: false, destination: out.stream }));
+    await http.get('/no-such-path').expect(404);
+    const live = JSON.parse(out.lines[0]);
+    const shown = JSON.parse(example('access-line.json'));
+    expect(Object.keys(shown)).toEqual(Object.keys(live));
+    expect(shown.msg).toBe(`${shown.method} ${shown.path} ${shown.status} ${shown.ms} ms (${shown.account} ${shown.operation})`);
+  });
+
+  it('show pretty lines in the format a terminal gets', () => {
+    for (const line of example('pretty.txt').split('\n')) {
+      expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] (INFO|WARN): [A-Z]+ \/\S* \d{3} \d+ ms \(\S+ \w+\)$/);
     }
   });
 });
