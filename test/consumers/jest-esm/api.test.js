@@ -1,46 +1,6 @@
 // Inside a test file, imports run through Jest's own module loader (ES modules in Jest's VM), and a
 // CommonJS dependency that require()s an ES module fails there: the package must load in a test file too.
-import { startSandbox, SandboxRequestError } from 'billing-sandbox';
+import * as sandbox from 'billing-sandbox';
+import apiChecks from '../shared/api-checks.cjs';
 
-async function token(url) {
-  const res = await fetch(`${url}/oauth/token`, {
-    method: 'POST',
-    headers: {
-      Authorization: `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`,
-      'Content-Type': 'application/x-www-form-urlencoded',
-    },
-    body: 'grant_type=client_credentials',
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()).access_token;
-}
-
-test('the sandbox globalSetup started answers a token, makes a customer and lists it', async () => {
-  const url = process.env.BILLING_SANDBOX_URL;
-  const auth = { Authorization: `Bearer ${await token(url)}` };
-  const made = await fetch(`${url}/customers`, {
-    method: 'POST',
-    headers: { ...auth, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'Jest ESM Co', email: 'ap@jest-esm.test', external_id: 'jest-esm-1' }),
-  });
-  expect(made.status).toBe(201);
-  const { id } = await made.json();
-  const list = await (await fetch(`${url}/customers?limit=10`, { headers: auth })).json();
-  expect(list.data.map((c) => c.id)).toContain(id);
-});
-
-test('a test file can start a sandbox of its own, with fixtures, the clock and typed errors', async () => {
-  const sandbox = await startSandbox({ port: 0, seed: '7', rateLimit: 0, fixtures: 'demo' });
-  try {
-    const auth = { Authorization: `Bearer ${await sandbox.token()}` };
-    const list = await (await fetch(`${sandbox.url}/customers?limit=100`, { headers: auth })).json();
-    expect(list.data).toHaveLength(8);
-    // The account clock runs an hour ahead of real time once advanced by an hour.
-    expect(Date.parse(await sandbox.advanceClock(3600)) - Date.now()).toBeGreaterThan(3_500_000);
-    const refused = await sandbox.reset({ token: 'not-a-token' }).catch((error) => error);
-    expect(refused).toBeInstanceOf(SandboxRequestError);
-    expect(refused.status).toBe(401);
-  } finally {
-    await sandbox.close();
-  }
-});
+apiChecks(sandbox, { test, expect }, 'esm');
