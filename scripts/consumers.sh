@@ -51,7 +51,7 @@ cat >package.json <<EOF
 EOF
 log "installing the tarball with jest, vitest and typescript"
 started=$SECONDS
-npm install --no-audit --no-fund --loglevel=error >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "npm install"; }
+npm install --prefer-offline --no-audit --no-fund --loglevel=error >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "npm install"; }
 log "installed in $((SECONDS - started))s"
 # What a partner's install holds: the version of json-schema-ref-parser that is ESM-only (our overrides do not apply).
 log "a partner's install has @apidevtools/json-schema-ref-parser $(node -p 'require("./node_modules/@apidevtools/json-schema-ref-parser/package.json").version' 2>/dev/null || echo '(none)')"
