@@ -78,7 +78,7 @@ const docs = readFileSync('docs/parity.md', 'utf8');
 const script = readFileSync('examples/parity/run.sh', 'utf8');
 const command = /^billing-sandbox parity[\s\S]*/m.exec(script)[0].trim();
 if (!docs.includes(command)) fail('docs/parity.md does not show the command of examples/parity/run.sh as it is');
-const shown = /<!-- sample-report -->\n```text\n([\s\S]*?)```/.exec(docs);
+const shown = /<!-- example: examples\/parity\/sample-report.txt excerpt -->\n```text\n([\s\S]*?)```/.exec(docs);
 if (!shown) fail('docs/parity.md has no sample report block');
 const sample = readFileSync(samplePath, 'utf8');
 const missing = shown[1].split('\n').filter((line) => line && line !== '...' && !sample.includes(line));

@@ -98,7 +98,7 @@ function stopOnSignals(sandbox: RunningSandbox): void {
     sandbox.close().then(
       () => process.exit(0),
       (error) => {
-        console.error(`billing-sandbox: shutdown failed: ${(error as Error).message}`);
+        sandbox.deps.log.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );

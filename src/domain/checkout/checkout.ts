@@ -12,6 +12,7 @@ import { getCustomer } from '../customers/customers.js';
 import { getInvoice } from '../invoices/invoices.js';
 import type { MethodKind } from '../payments/money.js';
 import { payInvoice, type Payment } from '../payments/payments.js';
+import { isDateOrDateTime } from '../dates.js';
 
 export async function issueCheckoutToken(deps: Deps, account: Account, principal: Principal, input: { customer_id: string; invoice_id?: string }) {
   // The real service answers a missing invoice_id with 400 "invalid invoice id".
@@ -112,7 +113,7 @@ export function checkoutPay(deps: Deps, account: Account, principal: Principal, 
   if (input.invoice_id !== undefined && input.invoice_id !== principal.invoice_id) mismatch.invoice_id = 'is not the checkout token\'s invoice';
   if (Object.keys(mismatch).length) throw new ApiError(Errors.forbidden, { message: 'A checkout token may only pay its own invoice.', validation_errors: mismatch });
   if (input.payment_method !== 'manual' && !input.payment_method_id) throw invalidFields({ payment_method_id: `is required when payment_method is ${input.payment_method}` });
-  if (input.payment_date !== undefined && Number.isNaN(Date.parse(input.payment_date))) throw invalidFields({ payment_date: 'must be an ISO 8601 date or date-time' });
+  if (input.payment_date !== undefined && !isDateOrDateTime(input.payment_date)) throw invalidFields({ payment_date: 'must be an ISO 8601 date or date-time' });
   const payment = payInvoice(deps, account, principal.invoice_id as string, {
     payment_method_id: input.payment_method === 'manual' ? undefined : input.payment_method_id,
     amount: Number(input.amount),

@@ -6,6 +6,7 @@ import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import { FEES, cents, type MethodKind } from '../payments/money.js';
 import { payments, type Payment } from '../payments/payments.js';
+import { addDays, calendarDate, startOfCalendarDate, startOfNextDay } from '../dates.js';
 
 export type PayoutStatus = 'scheduled' | 'processing' | 'succeeded' | 'failed';
 
@@ -60,7 +61,6 @@ export const PAYOUT_FAILURE_REASON = 'bank_account_closed';
 export const PAYOUT_PROCESS_JOB = 'payout.process';
 export const PAYOUT_SETTLE_JOB = 'payout.settle';
 
-const DAY_MS = 86_400_000;
 
 /** Open (scheduled) payout id per customer ("-" for payments without a customer). */
 function openPayouts(account: Account): Record<string, string> {
@@ -82,7 +82,7 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
   let payout = open[key] ? payouts(account).get(open[key]) : undefined;
   const isNew = !payout || payout.status !== 'scheduled';
   if (!payout || payout.status !== 'scheduled') {
-    const cutoff = Math.floor(account.clock.nowMs() / DAY_MS) * DAY_MS + DAY_MS;
+    const cutoff = startOfNextDay(account.clock.nowMs());
     const now = account.clock.iso();
     payout = payouts(account).insert({
       id: account.newId('po'),
@@ -90,7 +90,7 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
       updated_at: now,
       customer_id: payment.customer_id,
       status: 'scheduled',
-      arrival_date: new Date(cutoff + ARRIVAL_DAYS_AFTER_CUTOFF * DAY_MS).toISOString().slice(0, 10),
+      arrival_date: calendarDate(addDays(cutoff, ARRIVAL_DAYS_AFTER_CUTOFF)),
       sub_total: 0,
       total: 0,
       fees: [],
@@ -135,7 +135,7 @@ export function runPayoutProcessJob(deps: Deps, account: Account, payoutId: stri
   if (open[key] === payout.id) delete open[key];
   movePayout(account, payout, 'process');
   deps.events.record(account, 'payout_processing', payout.id, payoutEventData(payout));
-  deps.scheduler.schedule(account, PAYOUT_SETTLE_JOB, Date.parse(`${payout.arrival_date}T00:00:00.000Z`), { payout_id: payout.id });
+  deps.scheduler.schedule(account, PAYOUT_SETTLE_JOB, startOfCalendarDate(payout.arrival_date), { payout_id: payout.id });
 }
 
 export function runPayoutSettleJob(deps: Deps, account: Account, payoutId: string): void {
