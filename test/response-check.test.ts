@@ -27,13 +27,21 @@ describe('the strict response check', () => {
     expect(checker.check('getCustomer', 200, { ...customer, status: 'gone' })).not.toBeNull();
   });
 
-  it('keeps a free-form object open (the data of a webhook history record)', () => {
+  it('types the data of a webhook history record by its topic (oneOf on topic)', () => {
     const record = {
       id: 'whe_1', event_id: 'evt_1', subscription_id: 'wh_1', endpoint_url: 'https://r.test/h', entity_id: 'cus_1', idempotency_key: 'evt_1',
       topic: 'customer_created', timestamp: '2026-01-01T00:00:00.000Z', status: 'sent', attempts: 1, last_error: null,
-      last_attempt_at: null, next_attempt_at: null, data: { customer_id: 'cus_1', anything: true },
+      last_attempt_at: null, next_attempt_at: null, data: { customer_id: 'cus_1', external_id: null, name: 'A', email: null, status: 'active' },
     };
     expect(checker.check('listWebhookEvents', 200, page([record]))).toBeNull();
+    expect(checker.check('listWebhookEvents', 200, page([{ ...record, data: { ...record.data, anything: true } }]))).not.toBeNull();
+    // The same data under another topic does not fit that topic's payload.
+    expect(checker.check('listWebhookEvents', 200, page([{ ...record, topic: 'invoice_paid' }]))).not.toBeNull();
+  });
+
+  it('keeps a free-form map open (validation_errors of an HttpError)', () => {
+    const error = { code: 'bad_request', message: 'One or more fields are invalid.', validation_errors: { 'line_items[0].amount': 'is required', anything: 'x' } };
+    expect(checker.check('createCustomer', 400, error)).toBeNull();
   });
 
   it('refuses an undocumented status, and an error body that is not a closed HttpError', () => {
