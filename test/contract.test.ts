@@ -69,7 +69,7 @@ beforeAll(async () => {
   const cus = await customer(api);
   const inv = await invoice(api, cus);
   checkoutBearer = (await api.post('/checkout-auth/init', { customer_id: cus, invoice_id: inv.id }).expect(200)).body.token;
-});
+}, 120_000);
 
 /** A request for the operation: path parameters filled, the documented example body, the right credentials. */
 function call(op: Op, { path, body, auth = true, query = '' }: { path?: string; body?: unknown; auth?: boolean; query?: string } = {}): request.Test {
@@ -153,6 +153,46 @@ describe('statuses', () => {
     const res = await call(op, { auth: false });
     expect(res.status).toBe(401);
     expect(documented(op)).toContain(401);
+  });
+});
+
+describe('one shape per resource', () => {
+  /** Names of the component schemas reachable from `from` (following $refs). */
+  function reachable(doc: DocName, from: unknown): Set<string> {
+    const names = new Set<string>();
+    const walk = (node: any): void => {
+      if (!node || typeof node !== 'object') return;
+      if (Array.isArray(node)) return node.forEach(walk);
+      if (typeof node.$ref === 'string') {
+        const [, , kind, name] = node.$ref.split('/');
+        if (kind === 'schemas' && names.has(name)) return;
+        if (kind === 'schemas') names.add(name);
+        return walk(resolve(doc, node));
+      }
+      for (const [key, value] of Object.entries(node)) if (key !== 'example' && key !== 'examples') walk(value);
+    };
+    walk(from);
+    return names;
+  }
+
+  it.each(['openapi', 'control-plane'] as const)('in %s, every object an answer can carry requires all its fields (never set: null, never absent)', (doc) => {
+    const document = loadDocument(doc).document as Json;
+    const ops = operationsOf(doc).map((o) => o.op);
+    const answers = reachable(doc, [ops.map((o) => o.responses), document.webhooks]);
+    const inputs = reachable(doc, ops.map((o) => [o.requestBody, o.parameters]));
+    const loose: string[] = [];
+    const check = (node: any, at: string): void => {
+      if (!node || typeof node !== 'object' || node.$ref) return;
+      if (node.properties) {
+        const missing = Object.keys(node.properties).filter((k) => !(node.required ?? []).includes(k));
+        if (missing.length) loose.push(`${at}: ${missing.join(', ')}`);
+        for (const [k, v] of Object.entries(node.properties)) check(v, `${at}.${k}`);
+      }
+      if (node.items) check(node.items, `${at}[]`);
+      for (const key of ['allOf', 'oneOf', 'anyOf']) (node[key] ?? []).forEach((s: unknown, i: number) => check(s, `${at}.${key}[${i}]`));
+    };
+    for (const name of answers) if (!inputs.has(name)) check(document.components.schemas[name], name);
+    expect(loose).toEqual([]);
   });
 });
 

@@ -6,7 +6,8 @@ import { loadDocument } from '../src/http/openapi.js';
 import { ResponseChecker } from '../src/http/response-check.js';
 
 const checker = new ResponseChecker(loadDocument('openapi').document);
-const customer = { id: 'cus_1', created_at: '2026-01-01T00:00:00.000Z', status: 'active', name: 'A', default_payment_method_id: null };
+const never: Record<string, null> = Object.fromEntries(['legal_name', 'ein', 'email', 'external_id', 'street_address', 'sub_premise', 'city', 'state', 'postal_code', 'country', 'customer_integration_id'].map((k) => [k, null]));
+const customer: Record<string, unknown> = { id: 'cus_1', created_at: '2026-01-01T00:00:00.000Z', status: 'active', name: 'A', default_payment_method_id: null, ...never };
 const page = (data: unknown[]) => ({ data, start_cursor: null, end_cursor: null, has_next_page: false, has_previous_page: false });
 
 describe('the strict response check', () => {
@@ -24,6 +25,9 @@ describe('the strict response check', () => {
   it('still refuses a missing required field or a wrong type', () => {
     const { status: _status, ...noStatus } = customer;
     expect(checker.check('getCustomer', 200, noStatus)).not.toBeNull();
+    // A field never set is null, never absent (one rule for every resource).
+    const { ein: _ein, ...noEin } = customer;
+    expect(checker.check('getCustomer', 200, noEin)?.errors[0]).toMatchObject({ keyword: 'required', params: { missingProperty: 'ein' } });
     expect(checker.check('getCustomer', 200, { ...customer, status: 'gone' })).not.toBeNull();
   });
 

@@ -84,8 +84,8 @@ export function suggest(input: { q: string; country?: string }) {
 export function addressDetails(id: string) {
   const found = ADDRESS_BOOK.find((a) => a.id === id);
   if (!found) throw new ApiError(Errors.notFound, { message: `No address suggestion with id ${id}.` });
-  const { id: _id, ...address } = found;
-  return address;
+  const { id: _id, subpremise = null, ...address } = found;
+  return { ...address, subpremise };
 }
 
 export interface CheckoutPaymentInput {
