@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type request from 'supertest';
 import { Errors } from '../src/http/errors.js';
 import { loadDocument } from '../src/http/openapi.js';
+import { LIMITS } from '../src/limits.js';
 import { setup, type TestSandbox } from './helpers.js';
 import { customer, invoice } from './receivables-helpers.js';
 
@@ -193,6 +194,80 @@ describe('one shape per resource', () => {
     };
     for (const name of answers) if (!inputs.has(name)) check(document.components.schemas[name], name);
     expect(loose).toEqual([]);
+  });
+});
+
+describe('lengths and sizes', () => {
+  /** Every schema node of a document with where it is, skipping examples. */
+  function schemaNodes(doc: DocName): Array<{ at: string; node: Json }> {
+    const out: Array<{ at: string; node: Json }> = [];
+    const walk = (node: any, at: string): void => {
+      if (!node || typeof node !== 'object') return;
+      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${at}[${i}]`));
+      if ('type' in node && (typeof node.type === 'string' || Array.isArray(node.type))) out.push({ at, node });
+      for (const [key, value] of Object.entries(node)) if (key !== 'example' && key !== 'examples' && key !== 'servers') walk(value, `${at}/${key}`);
+    };
+    const document = loadDocument(doc).document as Json;
+    walk(document.paths, 'paths');
+    walk(document.components, 'components');
+    walk(document.webhooks, 'webhooks');
+    return out;
+  }
+  const types = (node: Json) => ([] as string[]).concat(node.type);
+
+  it.each(['openapi', 'control-plane'] as const)('in %s every string has a maxLength and every array a maxItems', (doc) => {
+    const nodes = schemaNodes(doc);
+    const strings = nodes.filter(({ node }) => types(node).includes('string') && node.enum === undefined && node.const === undefined && node.maxLength === undefined);
+    const arrays = nodes.filter(({ node }) => types(node).includes('array') && node.maxItems === undefined);
+    expect([...strings, ...arrays].map(({ at }) => at)).toEqual([]);
+  });
+
+  it('agrees with src/limits.ts where the server applies the same limit', () => {
+    const api = loadDocument('openapi').document as Json;
+    const control = loadDocument('control-plane').document as Json;
+    const schema = (name: string) => api.components.schemas[name];
+    const pageData = (name: string) => schema(name).allOf[1].properties.data.maxItems;
+    expect(api.components.parameters.Limit.schema.maximum).toBe(LIMITS.pageMax);
+    for (const page of ['CustomerPage', 'InvoicePage', 'BillPage', 'VendorPage', 'PayoutPage', 'TransactionPage', 'WebhookSubscriptionPage', 'WebhookEventRecordPage']) {
+      expect([page, pageData(page)]).toEqual([page, LIMITS.pageMax]);
+    }
+    expect(schema('WebhookCreateInput').properties.endpoint_url.maxLength).toBe(LIMITS.webhookUrlChars);
+    expect(schema('BillIdsInput').properties.bill_ids.maxItems).toBe(LIMITS.bulkItems);
+    expect(schema('VendorPaymentsCreateInput').properties.items.maxItems).toBe(LIMITS.bulkItems);
+    expect(schema('CreateInvoiceInput').properties.line_items.maxItems).toBe(LIMITS.lineItems);
+    expect(schema('BillCreateInput').properties.line_items.maxItems).toBe(LIMITS.lineItems);
+    expect(schema('BillUploadResult').properties.extracted_data.properties.line_items.maxItems).toBe(LIMITS.lineItems);
+    expect(schema('PaymentMethodList').properties.data.maxItems).toBe(LIMITS.paymentMethodsPerCustomer);
+    expect(schema('BillDetail').allOf[1].properties.status_history.maxItems).toBe(LIMITS.billStatusHistory);
+    expect(schema('Bill').properties.vendor_payments.maxItems).toBe(LIMITS.billVendorPaymentsShown);
+    expect(schema('VendorDataRequestList').properties.data.maxItems).toBe(LIMITS.vendorDataRequestsShown);
+    expect(schema('PayoutTransactions').properties.transactions.maxItems).toBe(LIMITS.payoutTransactions);
+    expect(control.components.schemas.ScenarioList.properties.data.maxItems).toBe(LIMITS.scenariosPerAccount + LIMITS.globalScenarios);
+    expect(schema('Customer').properties.name.maxLength).toBe(LIMITS.nameChars);
+    expect(schema('Vendor').properties.name.maxLength).toBe(LIMITS.nameChars);
+    expect(schema('BillCreateInput').properties.description.maxLength).toBe(LIMITS.textChars);
+    expect(schema('BillUploadResult').properties.extracted_data.properties.vendor_email.maxLength).toBe(LIMITS.emailChars);
+    expect(schema('PaymentRequestCreateInput').properties.redirect_url.maxLength).toBe(LIMITS.urlChars);
+  });
+
+  it('refuses a 100,000-character customer name with 400 naming name, and stores nothing', async () => {
+    const api = sb.as(bearer);
+    const before = (await api.get('/customers')).body.data.length;
+    const res = await api.post('/customers', { name: 'x'.repeat(100_000) });
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toEqual({ name: 'must NOT have more than 255 characters' });
+    expect((await api.get('/customers')).body.data).toHaveLength(before);
+    expect((await api.post('/customers', { name: 'x'.repeat(255) })).status).toBe(201);
+  });
+
+  it('refuses an array beyond its maxItems naming it (101 invoice lines)', async () => {
+    const api = sb.as(bearer);
+    const cus = await customer(api, 'Many Lines Co');
+    const line = { description: 'Hour', quantity: 1, amount: 1 };
+    const res = await api.post('/invoices', { customer_id: cus, line_items: Array.from({ length: LIMITS.lineItems + 1 }, () => line) });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body.validation_errors)).toEqual(['line_items']);
+    expect((await api.post('/invoices', { customer_id: cus, line_items: Array.from({ length: LIMITS.lineItems }, () => line) })).status).toBe(201);
   });
 });
 

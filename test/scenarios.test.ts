@@ -192,6 +192,14 @@ describe('loading scenario documents', () => {
     expect(listed.status).toBe(200);
   });
 
+  it('holds at most 100 documents per account: the 101st answers 422 and loads nothing', async () => {
+    for (let i = 0; i < 100; i++) await load({ name: `doc ${i}`, rules: [{ match: { operation: 'listCustomers' }, delay_ms: 0 }] }).expect(201);
+    const res = await load({ name: 'one too many', rules: [{ match: { operation: 'listCustomers' }, delay_ms: 0 }] });
+    expect(res.status).toBe(422);
+    expect(res.body.validation_errors).toHaveProperty('body');
+    expect((await sb.http.get('/_sandbox/scenarios')).body.data).toHaveLength(100);
+  });
+
   it('refuses a missing body, naming the body', async () => {
     const res = await sb.http.post('/_sandbox/scenarios');
     expect(res.status).toBe(400);
