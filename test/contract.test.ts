@@ -157,6 +157,148 @@ describe('statuses', () => {
   });
 });
 
+describe('required fields', () => {
+  /** The merged object schema of a node: $refs resolved, allOf members' properties and required joined. */
+  function objectSchema(doc: DocName, node: any): { properties: Json; required: string[] } {
+    const schema = resolve(doc, node) ?? {};
+    const out = { properties: { ...(schema.properties ?? {}) }, required: [...(schema.required ?? [])] };
+    for (const member of schema.allOf ?? []) {
+      const merged = objectSchema(doc, member);
+      Object.assign(out.properties, merged.properties);
+      out.required.push(...merged.required);
+    }
+    return out;
+  }
+
+  /** Every required field present in the example, as [path in the body, field name as validation_errors spells it]. */
+  function requiredFields(doc: DocName, schemaNode: any, example: unknown, at: Array<string | number> = []): Array<Array<string | number>> {
+    if (!example || typeof example !== 'object' || Array.isArray(example)) return [];
+    const { properties, required } = objectSchema(doc, schemaNode);
+    const out: Array<Array<string | number>> = [];
+    for (const key of required) if (key in (example as Json)) out.push([...at, key]);
+    for (const [key, value] of Object.entries(example as Json)) {
+      const property = resolve(doc, properties[key]);
+      if (!property) continue;
+      if (Array.isArray(value) && value.length && property.items) out.push(...requiredFields(doc, property.items, value[0], [...at, key, 0]));
+      else if (value && typeof value === 'object') out.push(...requiredFields(doc, property, value, [...at, key]));
+    }
+    return out;
+  }
+
+  const spelled = (path: Array<string | number>) => path.reduce<string>((name, s) => (typeof s === 'number' ? `${name}[${s}]` : name ? `${name}.${s}` : s), '');
+  const cases = [...API, ...CONTROL].flatMap((op) => {
+    const example = exampleBody(op);
+    const media = op.op.requestBody?.content?.[example?.type ?? ''];
+    if (!example || !media?.schema) return [];
+    return requiredFields(op.doc, media.schema, example.body).map((path) => [`${op.doc} ${op.id}`, spelled(path), op, path] as const);
+  });
+
+  it('finds required fields to drop in most operations with a body', () => {
+    expect(new Set(cases.map(([id]) => id)).size).toBeGreaterThan(30);
+  });
+
+  it.each(cases)('%s without %s answers 400 naming it', async (_id, field, op, path) => {
+    const body = structuredClone(exampleBody(op)!.body) as Json;
+    const parent = path.slice(0, -1).reduce((node: any, key) => node[key], body);
+    delete parent[path.at(-1) as string];
+    const res = await call(op, { body });
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toHaveProperty([field]);
+  });
+});
+
+describe('rules the schemas state', () => {
+  const api = () => sb.as(bearer);
+
+  it('every path parameter has minLength 1, and GET /bills/ is not the list', async () => {
+    const params = [...API, ...CONTROL].flatMap((op) => op.params.filter((p) => p.in === 'path').map((p) => `${op.id} ${p.name} ${p.schema?.minLength}`));
+    expect(params.filter((p) => !p.endsWith(' 1'))).toEqual([]);
+    const res = await api().get('/bills/');
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+  });
+
+  it('POST /checkout-auth/init requires invoice_id', async () => {
+    const res = await api().post('/checkout-auth/init', { customer_id: 'cus_x' });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body.validation_errors)).toEqual(['invoice_id']);
+  });
+
+  it('bill amounts: more than 0 with at most two decimals, on create and PATCH, without float trouble', async () => {
+    const vendor = (await api().post('/vendors', { name: 'Amounts Inc' }).expect(201)).body;
+    for (const amount of [19.99, 0.07, 1234567.89, 0.1 + 0.2, 1_000_000_000, 0.01]) {
+      const created = await api().post('/bills', { vendor_id: vendor.id, amount });
+      expect([amount, created.status]).toEqual([amount, 201]);
+      expect([amount, (await api().patch(`/bills/${created.body.id}`, { amount })).status]).toEqual([amount, 200]);
+    }
+    const bill = (await api().post('/bills', { vendor_id: vendor.id, amount: 5 }).expect(201)).body;
+    for (const amount of [0, -1, 0.001, 19.999, 1_000_000_000.01]) {
+      const created = await api().post('/bills', { vendor_id: vendor.id, amount });
+      expect([amount, created.status, Object.keys(created.body.validation_errors ?? {})]).toEqual([amount, 400, ['amount']]);
+      const patched = await api().patch(`/bills/${bill.id}`, { amount });
+      expect([amount, patched.status, Object.keys(patched.body.validation_errors ?? {})]).toEqual([amount, 400, ['amount']]);
+    }
+    expect((await api().get(`/bills/${bill.id}`)).body.amount).toBe(5);
+  });
+
+  it('emails: the server accepts exactly what the documented pattern accepts', async () => {
+    const pattern = new RegExp((loadDocument('openapi').document as Json).components.schemas.Email.pattern, 'u');
+    const addresses = ['ap@northwind.test', 'A.B+tag@sub.example.co', "o'brien@example.test", 'a@b', 'a..b@example.test', 'x@[127.0.0.1]', '"quoted"@example.test', 'josé@example.test', '.a@example.test'];
+    for (const email of addresses) {
+      const res = await api().post('/customers', { name: 'Mail Co', email });
+      expect([email, res.status]).toEqual([email, pattern.test(email) ? 201 : 400]);
+    }
+  });
+
+  it('bank accounts: the account data that matches account_data_type is required, the other refused', async () => {
+    const cus = await customer(api(), 'Bank Rules Co');
+    const us = { account_number: '000123456789', routing_number: '011000015' };
+    const ca = { account_number: '0001234567', institution_code: '001', transit_number: '12345' };
+    const post = (body: object) => api().post(`/customers/${cus}/payment-methods/bank`, body);
+    expect((await post({ account_data_type: 'us' })).body.validation_errors).toEqual({ us_account_data: 'is required' });
+    expect((await post({ account_data_type: 'ca', us_account_data: us })).body.validation_errors).toEqual({
+      ca_account_data: 'is required', us_account_data: 'must not be sent when account_data_type is ca',
+    });
+    expect((await post({ account_data_type: 'us', us_account_data: us, ca_account_data: ca })).body.validation_errors).toEqual({
+      ca_account_data: 'must not be sent when account_data_type is us',
+    });
+    expect((await post({ account_data_type: 'us', us_account_data: us })).status).toBe(201);
+    expect((await post({ account_data_type: 'ca', ca_account_data: ca })).status).toBe(201);
+  });
+
+  it('checkout payments need payment_method_id unless manual', async () => {
+    const checkout = (body: object) => sb.http.post('/checkout/payments').set('Authorization', `Bearer ${checkoutBearer}`).send(body);
+    const res = await checkout({ amount: '1.00', payment_method: 'card' });
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toEqual({ payment_method_id: 'is required' });
+    const bad = await checkout({ amount: '1.00', payment_method: 'manual', payment_date: 'March 7, 2026' });
+    expect(Object.keys(bad.body.validation_errors)).toEqual(['payment_date']);
+  });
+
+  it('an invoice PDF upload takes exactly one of content and url', async () => {
+    const neither = await api().post('/invoices/inv_x/pdf', {});
+    expect(neither.body.validation_errors).toEqual({ content: 'is required', url: 'is required' });
+    const both = await api().post('/invoices/inv_x/pdf', { content: 'JVBERi0=', url: 'https://files.example/a.pdf' });
+    expect(both.body.validation_errors).toEqual({ content: 'give only one of content and url', url: 'give only one of content and url' });
+    const notBase64 = await api().post('/invoices/inv_x/pdf', { content: 'not base64!' });
+    expect(Object.keys(notBase64.body.validation_errors)).toEqual(['content']);
+  });
+
+  it('accounting-sync items are checked against the API create schemas the control-plane document references', async () => {
+    const items = (loadDocument('control-plane').document as Json).components.schemas.AccountingSyncInput.properties;
+    expect(Object.fromEntries(Object.entries(items).map(([kind, s]: [string, any]) => [kind, s.items.$ref]))).toEqual({
+      customers: '#/components/schemas/CustomerCreateInput', invoices: '#/components/schemas/CreateInvoiceInput',
+      vendors: '#/components/schemas/VendorCreateInput', bills: '#/components/schemas/BillCreateInput',
+    });
+    const text = readFileSync(new URL('../openapi/control-plane.yaml', import.meta.url), 'utf8');
+    expect(text).toContain("$ref: './openapi.yaml#/components/schemas/CustomerCreateInput'");
+    const res = await sb.http.post('/_sandbox/accounting/sync').set('Authorization', `Bearer ${bearer}`)
+      .send({ customers: [{ name: 'x'.repeat(300) }], bills: [{ vendor_id: 'ven_x', amount: 0.001 }] });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body.validation_errors).sort()).toEqual(['bills[0].amount', 'customers[0].name']);
+  });
+});
+
 describe('one shape per resource', () => {
   /** Names of the component schemas reachable from `from` (following $refs). */
   function reachable(doc: DocName, from: unknown): Set<string> {
