@@ -413,6 +413,12 @@ describe('lengths and sizes', () => {
   });
 });
 
+describe('descriptions', () => {
+  it('every operation of both documents has a description', () => {
+    expect([...API, ...CONTROL].filter((op) => typeof op.op.description !== 'string' || !op.op.description.trim()).map((op) => op.id)).toEqual([]);
+  });
+});
+
 describe('servers', () => {
   const servers = (loadDocument('openapi').document.servers ?? []) as Json[];
   const fixed = servers.filter((s) => !s.url.includes('{'));
