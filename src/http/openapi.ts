@@ -32,7 +32,16 @@ export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument 
     const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
     const document = parseYaml(text) as Document;
     const bundled = bundleExternalRefs(document);
-    loaded = { yamlText: bundled ? stringifyYaml(document, { lineWidth: 0 }) : text, document };
+    // Written out only when asked for (serving it): start-up does not pay for it.
+    let bundledText: string | undefined;
+    loaded = {
+      document,
+      get yamlText() {
+        if (!bundled) return text;
+        bundledText ??= stringifyYaml(document, { lineWidth: 0 });
+        return bundledText;
+      },
+    };
     cache.set(name, loaded);
   }
   return loaded;
@@ -46,7 +55,9 @@ function bundleExternalRefs(document: Document): boolean {
   const adopt = (file: string, schemaName: string): void => {
     let other = others.get(file);
     if (!other) {
-      other = parseYaml(readFileSync(`${OPENAPI_DIR}${file}`, 'utf8')) as Record<string, unknown>;
+      // The other document of this project is already parsed (and cached): never parse it twice.
+      const known = /^(openapi|control-plane)\.yaml$/.exec(file)?.[1] as 'openapi' | 'control-plane' | undefined;
+      other = (known ? loadDocument(known).document : parseYaml(readFileSync(`${OPENAPI_DIR}${file}`, 'utf8'))) as Record<string, unknown>;
       others.set(file, other);
     }
     const source = (other.components as { schemas?: Record<string, unknown> } | undefined)?.schemas?.[schemaName];
