@@ -56,4 +56,29 @@ export const LIMITS = {
   streamBufferBytes: 1 * MB,
   /** A heartbeat comment on every open stream this often (real time). */
   streamHeartbeatMs: 15_000,
+  /** Lines of an invoice or a bill (create, patch, OCR extraction). Beyond: 400 naming line_items. */
+  lineItems: 100,
+  /** Payment methods one customer holds. Beyond: 422 naming the customer. */
+  paymentMethodsPerCustomer: 100,
+  /** Entries of a bill's status_history kept; older ones are dropped. */
+  billStatusHistory: 1000,
+  /** A bill's vendor_payments shown in its answer: the newest. */
+  billVendorPaymentsShown: 100,
+  /** A vendor's data requests listed: the newest. */
+  vendorDataRequestsShown: 100,
+  /** Transactions in one payout; a payment beyond starts another payout for that customer. */
+  payoutTransactions: 1000,
+  /** Scenario documents one account loads through the control plane. Beyond: 422. */
+  scenariosPerAccount: 100,
+  /** --scenario documents at start. Beyond: the start is refused. */
+  globalScenarios: 100,
+  /**
+   * String lengths. The OpenAPI documents carry every string's maxLength (request validation refuses
+   * longer ones with the field named); these are the ones the server also applies to text it reads
+   * itself (OCR), and that tests compare with the documents.
+   */
+  nameChars: 255,
+  textChars: 5000,
+  emailChars: 254,
+  urlChars: 2048,
 } as const;

@@ -10,9 +10,9 @@ import { CHECKOUT_AUDIENCE } from '../../auth/security.js';
 import { tokenGeneration } from '../../auth/tokens.js';
 import { getCustomer } from '../customers/customers.js';
 import { getInvoice } from '../invoices/invoices.js';
+import { parseIsoInstant } from '../dates.js';
 import type { MethodKind } from '../payments/money.js';
 import { payInvoice, type Payment } from '../payments/payments.js';
-import { isDateOrDateTime } from '../dates.js';
 
 export async function issueCheckoutToken(deps: Deps, account: Account, principal: Principal, input: { customer_id: string; invoice_id?: string }) {
   // The real service answers a missing invoice_id with 400 "invalid invoice id".
@@ -85,8 +85,8 @@ export function suggest(input: { q: string; country?: string }) {
 export function addressDetails(id: string) {
   const found = ADDRESS_BOOK.find((a) => a.id === id);
   if (!found) throw new ApiError(Errors.notFound, { message: `No address suggestion with id ${id}.` });
-  const { id: _id, ...address } = found;
-  return address;
+  const { id: _id, subpremise = null, ...address } = found;
+  return { ...address, subpremise };
 }
 
 export interface CheckoutPaymentInput {
@@ -113,7 +113,7 @@ export function checkoutPay(deps: Deps, account: Account, principal: Principal, 
   if (input.invoice_id !== undefined && input.invoice_id !== principal.invoice_id) mismatch.invoice_id = 'is not the checkout token\'s invoice';
   if (Object.keys(mismatch).length) throw new ApiError(Errors.forbidden, { message: 'A checkout token may only pay its own invoice.', validation_errors: mismatch });
   if (input.payment_method !== 'manual' && !input.payment_method_id) throw invalidFields({ payment_method_id: `is required when payment_method is ${input.payment_method}` });
-  if (input.payment_date !== undefined && !isDateOrDateTime(input.payment_date)) throw invalidFields({ payment_date: 'must be an ISO 8601 date or date-time' });
+  if (input.payment_date !== undefined && parseIsoInstant(input.payment_date) === undefined) throw invalidFields({ payment_date: 'must be an ISO 8601 date or date-time that exists' });
   const payment = payInvoice(deps, account, principal.invoice_id as string, {
     payment_method_id: input.payment_method === 'manual' ? undefined : input.payment_method_id,
     amount: Number(input.amount),

@@ -2,6 +2,7 @@
 // gathered into a scheduled payout each day, which processes at the daily cut-off and is paid (or
 // fails, for the test value) on its arrival date, with fees and the payout_* event payloads.
 import type { Deps } from '../../deps.js';
+import { LIMITS } from '../../limits.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import { FEES, cents, type MethodKind } from '../payments/money.js';
@@ -80,8 +81,9 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
   const key = payment.customer_id ?? '-';
   const open = openPayouts(account);
   let payout = open[key] ? payouts(account).get(open[key]) : undefined;
-  const isNew = !payout || payout.status !== 'scheduled';
-  if (!payout || payout.status !== 'scheduled') {
+  // A full payout (LIMITS.payoutTransactions) stays as it is; the payment starts another one.
+  const isNew = !payout || payout.status !== 'scheduled' || payout.entries.length >= LIMITS.payoutTransactions;
+  if (!payout || isNew) {
     const cutoff = startOfNextDay(account.clock.nowMs());
     const now = account.clock.iso();
     payout = payouts(account).insert({
