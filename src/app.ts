@@ -69,7 +69,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const deps: Deps = {
     config: full,
     store,
-    blobs: BlobStore.forDataFile(full.dataFile),
+    blobs: BlobStore.forDataFile(store, full.dataFile),
     scheduler: new Scheduler(store, log),
     events: new Events(),
     partners,

@@ -36,4 +36,10 @@ export const LIMITS = {
   journalDepth: 32,
   /** Due jobs run by one clock advance before it stops (a runaway guard). */
   jobsPerRun: 100_000,
+  /**
+   * Stored documents (invoice PDFs, bill uploads) one account keeps, on disk. Beyond: 422
+   * limit_reached. Replaced invoice PDFs and reset accounts free theirs; a deleted bill keeps its
+   * document (it stays readable with include_deleted).
+   */
+  blobBytesPerAccount: 100 * MB,
 } as const;

@@ -32,6 +32,8 @@ export const Errors = {
   unknownVendor: template(422, 'unknown_vendor', 'The vendor does not exist.'),
   missingPayDate: template(422, 'missing_pay_date', 'A bill has no pay_date: set one with POST /bills/{id}/pay-date first.'),
   unsupportedInvoice: template(422, 'unsupported_invoice', 'Only invoices synced from an accounting integration accept a PDF.'),
+  /** A per-account cap of src/limits.ts (stored documents, webhook subscriptions): nothing was created. */
+  limitReached: template(422, 'limit_reached', 'A limit of the account was reached; nothing was created.'),
   rateLimited: template(429, 'rate_limit_exceeded', 'Too many requests: the limit is {limit} requests per second per key.'),
   internal: template(500, 'internal_error', 'An unexpected error occurred. Retry with back-off.'),
   /** Only with validateResponses (tests): an answer the OpenAPI document does not allow. */

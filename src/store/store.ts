@@ -246,6 +246,11 @@ export class Store {
     if (this.dirty) this.changed();
   }
 
+  /** Resolves once every change made so far is in the data file (at once without --data). */
+  async durable(): Promise<void> {
+    if (this.options.file) await this.flush();
+  }
+
   async close(): Promise<void> {
     await this.flush();
   }
