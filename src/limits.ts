@@ -42,4 +42,24 @@ export const LIMITS = {
    * document (it stays readable with include_deleted).
    */
   blobBytesPerAccount: 100 * MB,
+  /** Active webhook subscriptions per account (Stripe allows 16 endpoints). Beyond: 422 limit_reached. */
+  webhookSubscriptionsPerAccount: 50,
+  /** Deleted (inactive) subscriptions still listed per account; the oldest beyond this are dropped. */
+  webhookDeletedSubscriptionsKept: 100,
+  /**
+   * Webhook history kept per account: settled deliveries (GET /webhooks/events), the event log and
+   * delivery attempts (GET /_sandbox/webhooks/deliveries), each at most this many, the oldest dropped.
+   * Queued (pending or failed-awaiting-retry) deliveries and their events are never dropped.
+   */
+  webhookHistoryEntries: 10_000,
+  /** ... and nothing older than this many days on the account clock (Stripe keeps events 30 days). */
+  webhookHistoryDays: 30,
+  /** Idempotency keys (checkout payments, vendor payments) are remembered this long on the account clock, as Stripe does. */
+  idempotencyKeyHours: 24,
+  /** ... and at most this many per account and kind, the oldest forgotten first. */
+  idempotencyKeysPerAccount: 10_000,
+  /** Scenario documents loaded through the control plane per account. Beyond: 422 limit_reached. */
+  scenariosPerAccount: 100,
+  /** The rate limit's window; a key idle for longer has its bucket dropped. */
+  rateLimitWindowMs: 1000,
 } as const;

@@ -3,6 +3,8 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import type { DeliveryFault } from '../faults.js';
+import { ApiError, Errors } from '../http/errors.js';
+import { LIMITS } from '../limits.js';
 import { createRandom } from '../random.js';
 import type { Account } from '../store/store.js';
 import { contentHash, type RespondAction, type ScenarioDocument, type ScenarioRule } from './document.js';
@@ -143,6 +145,10 @@ export class ScenarioEngine {
   }
 
   add(account: Account, document: ScenarioDocument): LoadedScenario {
+    const cap = LIMITS.scenariosPerAccount;
+    if (this.own(account).length >= cap) {
+      throw new ApiError(Errors.limitReached, { message: `The account has ${cap} scenarios loaded, the most it may have; remove some (DELETE /_sandbox/scenarios or /_sandbox/scenarios/{id}) before loading another.` });
+    }
     const n = account.next('scenarios');
     const scenario: LoadedScenario = {
       id: `scn_${createHash('sha256').update(`${this.deps.store.seed}|${account.id}|scenario|${n}`).digest('hex').slice(0, 20)}`,
