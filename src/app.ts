@@ -16,6 +16,7 @@ import { createBackend, loadDocument } from './http/openapi.js';
 import { responseCheckerFor } from './http/response-check.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { checkoutCors } from './http/cors.js';
+import { durableAnswers } from './http/durable-answers.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
 import { createLogger, type Logger } from './log.js';
@@ -121,6 +122,7 @@ export function createApp(deps: Deps): SandboxApp {
     }, 'request'));
     next();
   });
+  app.use(durableAnswers(deps.store, deps.log));
   app.use(checkoutCors(isCheckoutPath));
   app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: LIMITS.formBodyBytes }));
