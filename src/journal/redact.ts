@@ -18,7 +18,11 @@ export const MAX_STRING = LIMITS.journalStringChars;
 const MAX_DEPTH = LIMITS.journalDepth;
 
 function shorten(text: string): string {
-  return text.length > MAX_STRING ? `${text.slice(0, 64)}… [${text.length} characters, shortened by the journal]` : text;
+  if (text.length <= MAX_STRING) return text;
+  // A copy, not a slice: V8 keeps the whole parent string alive behind a slice, so every journal
+  // entry held its request's 13 MB base64 document (RSS grew by that much per upload).
+  const head = Buffer.from(text.slice(0, 64), 'utf8').toString('utf8');
+  return `${head}… [${text.length} characters, shortened by the journal]`;
 }
 
 /** A copy of a parsed body or query with secrets masked and long strings shortened. */
