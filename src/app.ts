@@ -18,6 +18,7 @@ import { RateLimiter } from './http/rate-limit.js';
 import { checkoutCors } from './http/cors.js';
 import { wellFormedUrl } from './http/url-encoding.js';
 import { documentRoutes, landingRoute } from './http/landing.js';
+import { durableAnswers } from './http/durable-answers.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
 import { accessLog, createLogger, type Logger } from './log.js';
@@ -74,7 +75,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const deps: Deps = {
     config: full,
     store,
-    blobs: BlobStore.forDataFile(full.dataFile),
+    blobs: BlobStore.forDataFile(store, full.dataFile),
     scheduler: new Scheduler(store, log),
     events: new Events(),
     activity: new Activity(),
@@ -125,6 +126,7 @@ export function createApp(deps: Deps): SandboxApp {
   documentRoutes(app);
   landingRoute(app, deps, FEATURES);
 
+  app.use(durableAnswers(deps.store, deps.log));
   app.use(checkoutCors(isCheckoutPath));
   app.use(wellFormedUrl(deps));
   // Not on the token endpoint: its request is a form, and a JSON body there (even a malformed one)

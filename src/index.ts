@@ -167,6 +167,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       await deps.scheduler.idle();
       for (const close of deps.services.values()) await (close as { close?: () => Promise<void> })?.close?.();
       await deps.store.close();
+      await deps.blobs.close();
     })()),
     // Through the control plane, so the helpers do exactly what a partner's HTTP calls would do.
     reset: async (account) => {

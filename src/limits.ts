@@ -68,8 +68,6 @@ export const LIMITS = {
   vendorDataRequestsShown: 100,
   /** Transactions in one payout; a payment beyond starts another payout for that customer. */
   payoutTransactions: 1000,
-  /** Scenario documents one account loads through the control plane. Beyond: 422. */
-  scenariosPerAccount: 100,
   /** --scenario documents at start. Beyond: the start is refused. */
   globalScenarios: 100,
   /**
@@ -81,4 +79,30 @@ export const LIMITS = {
   textChars: 5000,
   emailChars: 254,
   urlChars: 2048,
+  /**
+   * Stored documents (invoice PDFs, bill uploads) one account keeps, on disk. Beyond: 422
+   * limit_reached. Replaced invoice PDFs and reset accounts free theirs; a deleted bill keeps its
+   * document (it stays readable with include_deleted).
+   */
+  blobBytesPerAccount: 100 * MB,
+  /** Active webhook subscriptions per account (Stripe allows 16 endpoints). Beyond: 422 limit_reached. */
+  webhookSubscriptionsPerAccount: 50,
+  /** Deleted (inactive) subscriptions still listed per account; the oldest beyond this are dropped. */
+  webhookDeletedSubscriptionsKept: 100,
+  /**
+   * Webhook history kept per account: settled deliveries (GET /webhooks/events), the event log and
+   * delivery attempts (GET /_sandbox/webhooks/deliveries), each at most this many, the oldest dropped.
+   * Queued (pending or failed-awaiting-retry) deliveries and their events are never dropped.
+   */
+  webhookHistoryEntries: 10_000,
+  /** ... and nothing older than this many days on the account clock (Stripe keeps events 30 days). */
+  webhookHistoryDays: 30,
+  /** Idempotency keys (checkout payments, vendor payments) are remembered this long on the account clock, as Stripe does. */
+  idempotencyKeyHours: 24,
+  /** ... and at most this many per account and kind, the oldest forgotten first. */
+  idempotencyKeysPerAccount: 10_000,
+  /** Scenario documents loaded through the control plane per account. Beyond: 422 limit_reached. */
+  scenariosPerAccount: 100,
+  /** The rate limit's window; a key idle for longer has its bucket dropped. */
+  rateLimitWindowMs: 1000,
 } as const;

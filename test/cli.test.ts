@@ -162,7 +162,38 @@ describe('billing-sandbox CLI', () => {
     expect(((await got.json()) as { name: string }).name).toBe('Flushed Ltd');
     second.child.kill('SIGTERM');
     expect(await second.exit).toBe(0);
-  });
+  }, 60_000); // two cold starts: 20 s is too tight on a loaded machine
+
+  it('keeps every acknowledged write when killed with SIGKILL right after the acknowledgements', async () => {
+    const file = join(scratch, 'killed', 'sandbox.json');
+    mkdirSync(dirname(file), { recursive: true });
+    const first = await start(['--port', '0', '--data', file, '--rate-limit', '0']);
+    const { token: access } = await token(first.url);
+    const create = (i: number) => fetch(`${first.url}/customers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${access}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `Acknowledged ${i}`, external_id: `ack-${i}` }),
+    }).then(async (res) => ({ status: res.status, id: ((await res.json()) as { id: string }).id }));
+    // Concurrent writes (they share file writes), then more one after the other.
+    const made = await Promise.all(Array.from({ length: 30 }, (_, i) => create(i)));
+    for (let i = 30; i < 35; i++) made.push(await create(i));
+    expect(made.map((m) => m.status)).toEqual(Array(35).fill(201));
+    // No grace: the process dies the moment the last acknowledgement has arrived.
+    first.child.kill('SIGKILL');
+    await first.exit;
+    const saved = JSON.parse(readFileSync(file, 'utf8'));
+    const stored = saved.accounts['ptn_default:production'].collections.customers.items;
+    expect(made.filter((m) => !stored[m.id]).map((m) => m.id)).toEqual([]);
+
+    const second = await start(['--port', '0', '--data', file, '--rate-limit', '0']);
+    const again = await token(second.url);
+    for (const { id } of made) {
+      const got = await fetch(`${second.url}/customers/${id}`, { headers: { Authorization: `Bearer ${again.token}` } });
+      expect(got.status).toBe(200);
+    }
+    second.child.kill('SIGTERM');
+    expect(await second.exit).toBe(0);
+  }, 60_000);
 });
 
 /** Processes of a process group (Linux /proc), to prove nothing is left behind. */

@@ -38,6 +38,8 @@ export const Errors = {
   missingPayDate: template(422, 'missing_pay_date', 'A bill has no pay_date: set one with POST /bills/{id}/pay-date first.'),
   unsupportedInvoice: template(422, 'unsupported_invoice', 'Only invoices synced from an accounting integration accept a PDF.'),
   headersTooLarge: template(431, 'request_header_fields_too_large', 'The request headers are too large.'),
+  /** A per-account cap of src/limits.ts (stored documents, webhook subscriptions): nothing was created. */
+  limitReached: template(422, 'limit_reached', 'A limit of the account was reached; nothing was created.'),
   rateLimited: template(429, 'rate_limit_exceeded', 'Too many requests: the limit is {limit} requests per second per key.'),
   // After rateLimited: templateForStatus(429) (Prefer and scenario rules) must keep answering rate_limit_exceeded.
   tooManyStreams: template(429, 'too_many_streams', 'Too many live streams are open on this sandbox.'),

@@ -146,11 +146,9 @@ export class ScenarioEngine {
   }
 
   add(account: Account, document: ScenarioDocument): LoadedScenario {
-    if (this.own(account).length >= LIMITS.scenariosPerAccount) {
-      throw new ApiError(Errors.unprocessable, {
-        message: `An account holds at most ${LIMITS.scenariosPerAccount} scenario documents: delete one first.`,
-        validation_errors: { body: `this account already holds ${LIMITS.scenariosPerAccount} scenario documents` },
-      });
+    const cap = LIMITS.scenariosPerAccount;
+    if (this.own(account).length >= cap) {
+      throw new ApiError(Errors.limitReached, { message: `The account has ${cap} scenarios loaded, the most it may have; remove some (DELETE /_sandbox/scenarios or /_sandbox/scenarios/{id}) before loading another.` });
     }
     const n = account.next('scenarios');
     const scenario: LoadedScenario = {
