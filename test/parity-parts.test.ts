@@ -212,6 +212,14 @@ describe('billing-sandbox parity (the command)', () => {
     await sb.clearScenarios();
   }, 30_000);
 
+  it('exits 3 naming the URL when nothing answers there, without running a case', async () => {
+    const result = await run(['--base-url', 'http://127.0.0.1:1', '--client-id', 'x', '--client-secret', 'y', '--only', 'auth', '--report', join(dir, 'none.json')]);
+    expect(result.code).toBe(3);
+    expect(result.err).toMatch(/http:\/\/127\.0\.0\.1:1 could not be reached \(POST \/oauth\/token got no answer: .+\); check --base-url/);
+    expect(result.out).toBe('');
+    expect(existsSync(join(dir, 'none.json'))).toBe(false);
+  });
+
   it.each([
     [['--client-id', 'x', '--client-secret', 'y'], /missing --base-url/],
     [['--base-url', 'http://127.0.0.1:1', '--client-id', 'x', '--client-secret', 'y', '--only', 'bils'], /unknown area or case bils/],

@@ -1,6 +1,7 @@
 // Owns `billing-sandbox parity`: its flags (each with an environment variable, so a CI secret need
 // not appear on a command line), the run, the three reports and the exit code: 0 when no case
-// failed (skips do not fail a run), 1 when one did, 2 for a usage error. The suite itself (cases,
+// failed (skips do not fail a run), 1 when one did, 2 for a usage error, 3 when the base URL gives
+// no answer at all. The suite itself (cases,
 // runner, reports) loads only when the command runs, so serving the sandbox does not pay for it.
 import { writeFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -46,6 +47,11 @@ export interface CommandIo {
   progress?: boolean;
   /** The limiter's clock (tests use one whose waits take no real time). */
   clock?: ClientClock;
+}
+
+/** The runner's UnreachableBaseUrl, known by name: the runner is loaded only when a run starts. */
+function isUnreachable(error: unknown): boolean {
+  return error instanceof Error && error.name === 'UnreachableBaseUrl';
 }
 
 export function parityCommand(io: CommandIo = {}): Command {
@@ -100,7 +106,7 @@ export function parityCommand(io: CommandIo = {}): Command {
         exit(report.summary.failed > 0 ? 1 : 0);
       } catch (error) {
         stderr(`billing-sandbox parity: ${(error as Error).message}\n`);
-        exit(error instanceof UsageError ? 2 : 1);
+        exit(error instanceof UsageError ? 2 : isUnreachable(error) ? 3 : 1);
       }
     });
 }

@@ -9,6 +9,19 @@ import { CleanupTracker, type CleanupSummary } from './cleanup.js';
 import { NetworkError, ParityClient, TokenError, realClock, type ClientClock, type Exchange } from './client.js';
 import { ShapeChecker } from './shapes.js';
 
+/** The base URL gave no answer at all (nothing listens there, a wrong host): exit 3, as the CLI's other commands. */
+export class UnreachableBaseUrl extends Error {
+  constructor(readonly baseUrl: string, cause: string) {
+    super(`${baseUrl} could not be reached (${cause}); check --base-url, or start a sandbox there with: npx billing-sandbox --port ${portOf(baseUrl)}`);
+    this.name = 'UnreachableBaseUrl';
+  }
+}
+
+function portOf(url: string): string {
+  const parsed = new URL(url);
+  return parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
+}
+
 export type CaseStatus = 'pass' | 'fail' | 'skip';
 
 export interface CaseResult {
@@ -129,6 +142,9 @@ export async function runParity(options: RunOptions): Promise<ParityReport> {
   try {
     await client.accessToken();
   } catch (error) {
+    // No answer at all to the first request: nothing else can answer either, so the run stops with
+    // the CLI's "could not be reached" outcome instead of failing every case with the same reason.
+    if (error instanceof NetworkError) throw new UnreachableBaseUrl(options.baseUrl, error.message);
     if (!(error instanceof TokenError)) throw error;
     tokenProblem = error;
   }
