@@ -196,7 +196,8 @@ describe('loading scenario documents', () => {
     for (let i = 0; i < 100; i++) await load({ name: `doc ${i}`, rules: [{ match: { operation: 'listCustomers' }, delay_ms: 0 }] }).expect(201);
     const res = await load({ name: 'one too many', rules: [{ match: { operation: 'listCustomers' }, delay_ms: 0 }] });
     expect(res.status).toBe(422);
-    expect(res.body.validation_errors).toHaveProperty('body');
+    expect(res.body.code).toBe('limit_reached');
+    expect(res.body.validation_errors.body).toBe('this account already holds 100 scenario documents');
     expect((await sb.http.get('/_sandbox/scenarios')).body.data).toHaveLength(100);
   });
 

@@ -148,7 +148,10 @@ export class ScenarioEngine {
   add(account: Account, document: ScenarioDocument): LoadedScenario {
     const cap = LIMITS.scenariosPerAccount;
     if (this.own(account).length >= cap) {
-      throw new ApiError(Errors.limitReached, { message: `The account has ${cap} scenarios loaded, the most it may have; remove some (DELETE /_sandbox/scenarios or /_sandbox/scenarios/{id}) before loading another.` });
+      throw new ApiError(Errors.limitReached, {
+        message: `The account has ${cap} scenarios loaded, the most it may have; remove some (DELETE /_sandbox/scenarios or /_sandbox/scenarios/{id}) before loading another.`,
+        validation_errors: { body: `this account already holds ${cap} scenario documents` },
+      });
     }
     const n = account.next('scenarios');
     const scenario: LoadedScenario = {
