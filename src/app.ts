@@ -16,9 +16,12 @@ import { createBackend, loadDocument } from './http/openapi.js';
 import { responseCheckerFor } from './http/response-check.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { checkoutCors } from './http/cors.js';
+import { wellFormedUrl } from './http/url-encoding.js';
+import { documentRoutes, landingRoute } from './http/landing.js';
+import { durableAnswers } from './http/durable-answers.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
-import { createLogger, type Logger } from './log.js';
+import { accessLog, createLogger, type Logger } from './log.js';
 import { Store } from './store/store.js';
 import { BlobStore } from './store/blobs.js';
 import { controlFeature, resolveControlPrincipal } from './control/handlers.js';
@@ -35,6 +38,8 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
+import { Activity } from './stream/activity.js';
+import { streamFeature } from './stream/feature.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
@@ -51,6 +56,7 @@ export const FEATURES: Feature[] = [
   hostedFeature,
   payablesFeature,
   webhooksFeature,
+  streamFeature,
   controlFeature,
 ];
 
@@ -69,11 +75,12 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const deps: Deps = {
     config: full,
     store,
-    blobs: BlobStore.forDataFile(full.dataFile),
+    blobs: BlobStore.forDataFile(store, full.dataFile),
     scheduler: new Scheduler(store, log),
     events: new Events(),
+    activity: new Activity(),
     partners,
-    tokens: new TokenSigner(store.data.meta.signing_key),
+    tokens: new TokenSigner(store.data.meta.signing_key, full.tokenTtl),
     rateLimiter: new RateLimiter(realNow),
     log,
     realNow,
@@ -94,6 +101,9 @@ function apiPath(path: string): { demo: boolean; rest: string } {
   return { demo: Boolean(demo), rest: rest ?? '/' };
 }
 
+/** The token endpoint, in every path form the API answers. */
+const isTokenPath = (path: string) => apiPath(path).rest === '/oauth/token';
+
 /** The embeddable checkout surface, in every path form the API answers (not /checkout-auth/init). */
 const isCheckoutPath = (path: string) => /^\/checkout(\/|$)/.test(apiPath(path).rest);
 
@@ -106,23 +116,22 @@ export function createApp(deps: Deps): SandboxApp {
   app.disable('x-powered-by');
   app.set('trust proxy', true);
   app.set('query parser', 'simple');
+  // One access line per request (pino-http): method, path, status, ms, account, operation; never
+  // headers or bodies, so no secret reaches the log.
+  app.use(accessLog(deps.log));
 
   const apiDoc = loadDocument('openapi');
   const controlDoc = loadDocument('control-plane');
-  app.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(apiDoc.yamlText));
-  app.get('/openapi.json', (_req, res) => void res.json(apiDoc.document));
+  // The documents and the landing page come first: public, and outside both routers.
+  documentRoutes(app);
+  landingRoute(app, deps, FEATURES);
 
-  // One log line per request at debug level: never headers or bodies, so no secret reaches the log.
-  app.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => deps.log.debug({
-      method: req.method, path: req.path, status: res.statusCode, operation: res.locals.operationId ?? null,
-      account: res.locals.account?.id ?? null, ms: Number(process.hrtime.bigint() - started) / 1e6,
-    }, 'request'));
-    next();
-  });
+  app.use(durableAnswers(deps.store, deps.log));
   app.use(checkoutCors(isCheckoutPath));
-  app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(wellFormedUrl(deps));
+  // Not on the token endpoint: its request is a form, and a JSON body there (even a malformed one)
+  // is refused with 415 once the client's credentials are checked, never read.
+  app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: (req) => !isTokenPath((req as Request).path) && Boolean((req as Request).is(['application/json', 'application/*+json'])) }));
   app.use(express.urlencoded({ extended: false, limit: LIMITS.formBodyBytes }));
   app.use(express.text({ limit: LIMITS.formBodyBytes, type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));
 
@@ -133,7 +142,7 @@ export function createApp(deps: Deps): SandboxApp {
     deps,
     backend: createBackend(apiDoc.document),
     handlers: collect((f) => f.handlers),
-    security: { oauth2: accessTokenSecurity(deps), checkoutToken: checkoutTokenSecurity(deps), clientBasic: clientBasicSecurity },
+    security: { oauth2: accessTokenSecurity(deps), checkoutToken: checkoutTokenSecurity(deps), clientBasic: clientBasicSecurity(deps) },
     anonymous: (state) => defaultPrincipal(state.environment),
     interceptors: FEATURES.flatMap((f) => f.interceptors ?? []),
     responseChecker: deps.config.validateResponses ? responseCheckerFor(apiDoc.document) : undefined,
@@ -179,7 +188,9 @@ function bodyErrorReply(error: unknown, deps: Deps, req: Request) {
     return errorReply(new ApiError(Errors.invalidJson, { validation_errors: { body: 'is not valid JSON' } }), deps, req);
   }
   if (type === 'entity.too.large') {
-    return errorReply(new ApiError(Errors.payloadTooLarge, { message: 'The request body is larger than 15 MB.' }), deps, req);
+    // Each parser has its own limit (JSON 15 MB, forms and YAML 1 MB): name the one that applied.
+    const limit = Number((error as { limit?: number }).limit) || LIMITS.jsonBodyBytes;
+    return errorReply(new ApiError(Errors.payloadTooLarge, { message: `The request body is larger than ${Math.round(limit / (1024 * 1024))} MB.` }), deps, req);
   }
   const status = (error as { status?: number })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {

@@ -1,74 +1,35 @@
-// Idempotency keys kept with the account's state (src/store/idempotency.ts): they survive a restart
-// with --data, and a key reused with another request is a 409 naming the field with a fixed text.
-// Pinned because mutation testing (npm run mutate, issue 19) showed a key dropped from the data file,
-// and the 409's text, went unnoticed.
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Idempotency keys compare the request, not its spelling: the same body with its keys in another
+// order replays the first answer; a different body is refused with 409 idempotency_key_reused.
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { setup, type Api, type TestSandbox } from './helpers.js';
-import { bankAccount } from './payables-helpers.js';
+import { card, customer, invoice } from './receivables-helpers.js';
 
-let dir: string;
-let file: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'idempotency-'));
-  file = join(dir, 'sandbox.json');
+let sb: TestSandbox;
+let api: Api;
+
+beforeEach(async () => {
+  sb = await setup({ seed: 'idempotency' });
+  api = sb.as(await sb.token());
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function instance(): Promise<{ sb: TestSandbox; api: Api }> {
-  const sb = await setup({ dataFile: file, seed: 'idempotency' });
-  return { sb, api: sb.as(await sb.token()) };
-}
+describe('Idempotency-Key on the checkout', () => {
+  it('replays the first answer for the same body in another key order, and refuses another body with 409', async () => {
+    const cus = await customer(api);
+    const inv = await invoice(api, cus, { exclude_from_autopay: true });
+    const pm = await card(api, cus);
+    const token = (await api.post('/checkout-auth/init', { customer_id: cus, invoice_id: inv.id })).body.token as string;
+    const pay = (body: object) => sb.http.post('/checkout/payments').set({ Authorization: `Bearer ${token}`, 'Idempotency-Key': 'order-1' }).send(body);
 
-async function payableBill(api: Api): Promise<string> {
-  const vendor = await api.post('/vendors', { name: 'Paper Co', bank_account: bankAccount() });
-  expect(vendor.status).toBe(201);
-  const bill = await api.post('/bills', { vendor_id: vendor.body.id, amount: 120, status: 'needs_approval' });
-  expect(bill.status).toBe(201);
-  const today = (await api.get(`/bills/${bill.body.id}`)).body.created_at.slice(0, 10);
-  await api.post(`/bills/${bill.body.id}/pay-date`, { pay_date: today }).expect(200);
-  return bill.body.id;
-}
-
-describe('idempotency keys', () => {
-  it('survive a restart with --data: the same request replays the first answer, another is 409 naming idempotency_key', async () => {
-    const a = await instance();
-    const billId = await payableBill(a.api);
-    const otherId = await payableBill(a.api);
-    const body = { idempotency_key: 'run-after-restart', items: [{ bill_id: billId, payment_speed: 'standard' }] };
-    const first = await a.api.post('/vendor-payments', body);
-    expect(first.status).toBe(200);
-    expect(first.body.results[0]).toMatchObject({ success: true, payment_id: expect.stringMatching(/^vp_/) });
-    await a.sb.deps.store.flush();
-    a.sb.deps.store.changed = () => undefined; // the first process is gone
-
-    const b = await instance();
-    const replay = await b.api.post('/vendor-payments', body);
-    expect(replay.status).toBe(200);
-    expect(replay.body).toEqual(first.body);
-    expect((await b.api.get(`/bills/${billId}`)).body.vendor_payments).toHaveLength(1);
-
-    const reused = await b.api.post('/vendor-payments', { ...body, items: [{ bill_id: otherId, payment_speed: 'standard' }] });
-    expect(reused.status).toBe(409);
-    expect(reused.body).toEqual({
-      code: 'idempotency_key_reused',
-      message: 'This idempotency key was already used with a different request body.',
-      validation_errors: { idempotency_key: 'was already used with a different request' },
-    });
-    expect((await b.api.get(`/bills/${otherId}`)).body.vendor_payments).toEqual([]);
-  });
-
-  it('are per account: the same key in another environment is a new request', async () => {
-    const a = await instance();
-    const body = (billId: string) => ({ idempotency_key: 'shared-key', items: [{ bill_id: billId }] });
-    const prodBill = await payableBill(a.api);
-    expect((await a.api.post('/vendor-payments', body(prodBill))).body.results[0].success).toBe(true);
-    const demo = a.sb.as(await a.sb.token('demo'), 'demo');
-    const demoBill = await payableBill(demo);
-    const res = await demo.post('/vendor-payments', body(demoBill));
-    expect(res.status).toBe(200);
-    expect(res.body.results[0]).toMatchObject({ bill_id: demoBill, success: true });
+    const first = await pay({ amount: '300.00', customer_id: cus, invoice_id: inv.id, payment_method: 'card', payment_method_id: pm });
+    expect(first.status).toBe(201);
+    // Same fields, another order (as another JSON encoder would write them).
+    const reordered = await pay({ payment_method_id: pm, payment_method: 'card', invoice_id: inv.id, customer_id: cus, amount: '300.00' });
+    expect(reordered.status).toBe(201);
+    expect(reordered.body).toEqual(first.body);
+    const other = await pay({ payment_method_id: pm, payment_method: 'card', invoice_id: inv.id, customer_id: cus, amount: '1.00' });
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ code: 'idempotency_key_reused', validation_errors: { 'Idempotency-Key': expect.any(String) } });
+    // One payment in all.
+    expect((await api.get('/payments')).body.data).toHaveLength(1);
   });
 });

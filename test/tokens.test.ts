@@ -25,6 +25,7 @@ describe('access tokens', () => {
       environment: 'production',
       client_id: 'sandbox_client_id',
       scope: 'read write',
+      gen: 0, // the account's token generation (POST /_sandbox/tokens/expire moves it on)
       iss: 'billing-sandbox',
       aud: 'partner-api',
       sub: 'sandbox_client_id',

@@ -1,29 +1,44 @@
-// Owns POST /oauth/token: client credentials in a Basic header, grant_type in a form body.
+// Owns POST /oauth/token: the client (already authenticated from its Basic header by
+// clientBasicSecurity), grant_type and the optional OAuth `scope` in a form body.
 import type { Handler } from '../http/context.js';
 import { ApiError, Errors } from '../http/errors.js';
-import { ACCESS_TOKEN_TTL_SECONDS, scopeClaim } from './tokens.js';
-import { parseBasic } from './partners.js';
+import { loadDocument } from '../http/openapi.js';
+import { scopeAllows, tokenGeneration } from './tokens.js';
 
-function basicCredentials(header: string | undefined): { clientId: string; secret: string } {
-  const credentials = parseBasic(header);
-  if (!credentials) {
-    throw new ApiError(Errors.invalidClient, { message: 'Send the client credentials as Authorization: Basic BASE64(client_id:client_secret).' });
-  }
-  return credentials;
+let known: Set<string> | undefined;
+/** Every scope the API document's OAuth scheme defines. */
+function knownScopes(): Set<string> {
+  const schemes = loadDocument('openapi').document.components?.securitySchemes as
+    Record<string, { flows?: { clientCredentials?: { scopes?: Record<string, string> } } }> | undefined;
+  known ??= new Set(Object.keys(schemes?.oauth2?.flows?.clientCredentials?.scopes ?? {}));
+  return known;
 }
 
-export const createToken: Handler = async ({ deps, req, res, body }) => {
-  const environment = res.locals.environment;
-  const { clientId, secret } = basicCredentials(req.headers.authorization);
-  const key = deps.partners.authenticate(clientId, secret);
-  if (!key || key.environment !== environment) throw new ApiError(Errors.invalidClient);
-  deps.rateLimiter.take(key.client_id, deps.partners.rateLimitFor(key.partner_id, deps.config.rateLimit));
+/**
+ * The token's scope: the key's own, or the subset the form's `scope` asks for (RFC 6749 3.3:
+ * space-separated). A scope the API does not define, or one the key was not granted: 400 invalid_scope.
+ */
+function grantedScope(keyScope: string, requested: unknown): string {
+  const asked = typeof requested === 'string' ? [...new Set(requested.split(' ').filter(Boolean))] : [];
+  if (!asked.length) return keyScope;
+  const unknown = asked.filter((scope) => !knownScopes().has(scope));
+  const refused = asked.filter((scope) => knownScopes().has(scope) && !scopeAllows(keyScope, scope));
+  if (unknown.length || refused.length) {
+    const why = [
+      unknown.length ? `${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not a scope of the API` : '',
+      refused.length ? `${refused.join(', ')} ${refused.length > 1 ? 'were' : 'was'} not granted to this key (it has: ${keyScope})` : '',
+    ].filter(Boolean).join('; ');
+    throw new ApiError(Errors.invalidScope, { validation_errors: { scope: why } });
+  }
+  return asked.join(' ');
+}
+
+export const createToken: Handler = async ({ deps, principal, account, body }) => {
   if (body?.grant_type !== 'client_credentials') throw new ApiError(Errors.invalidGrant, { validation_errors: { grant_type: 'must be client_credentials' } });
-  const account = deps.store.account(key.partner_id, key.environment);
-  res.locals.account = account;
+  const scope = grantedScope(principal.scope, body.scope);
   const accessToken = await deps.tokens.signAccess(
-    { partner_id: key.partner_id, environment: key.environment, client_id: key.client_id, scope: scopeClaim(key.scopes) },
-    account.clock.nowMs(),
+    { partner_id: principal.partner_id, environment: principal.environment, client_id: principal.client_id as string, scope, gen: tokenGeneration(account) },
+    deps.realNow(), // real time, not the account clock: clients cache tokens by wall-clock expires_in
   );
-  return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS }, headers: { 'Cache-Control': 'no-store' } };
+  return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: deps.tokens.ttlSeconds }, headers: { 'Cache-Control': 'no-store' } };
 };

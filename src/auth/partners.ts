@@ -32,9 +32,13 @@ export class Partners {
     this.store.changed();
   }
 
-  partner(id: string): PartnerRecord {
-    const found = this.store.data.partners[id];
-    if (!found) throw new ApiError(Errors.notFound, { message: `No partner with id ${id}.` });
+  /**
+   * A partner, seen by a caller speaking for `within` (undefined: any partner, the admin). Another
+   * partner's id is the same 404 as an unknown one, so a caller learns nothing about partners not its own.
+   */
+  partner(id: string, within?: string): PartnerRecord {
+    const found = Object.hasOwn(this.store.data.partners, id) ? this.store.data.partners[id] : undefined;
+    if (!found || (within !== undefined && found.id !== within)) throw new ApiError(Errors.notFound, { message: `No partner with id ${id}.` });
     return found;
   }
 
@@ -49,8 +53,8 @@ export class Partners {
     return { partner, keys };
   }
 
-  createKey(partnerId: string, environment: Environment, name: string | undefined, scopes: string[] | null): IssuedKey {
-    this.partner(partnerId);
+  createKey(partnerId: string, environment: Environment, name: string | undefined, scopes: string[] | null, within?: string): IssuedKey {
+    this.partner(partnerId, within);
     const prefix = environment === 'demo' ? 'demo_ck' : 'ck';
     const clientId = `${prefix}_${randomBytes(10).toString('hex')}`;
     const secret = `cs_${randomBytes(24).toString('base64url')}`;
@@ -60,21 +64,22 @@ export class Partners {
     return { key, client_secret: secret };
   }
 
-  key(clientId: string): KeyRecord {
+  /** A key, seen by a caller speaking for `within` (undefined: any partner): another partner's key is a 404. */
+  key(clientId: string, within?: string): KeyRecord {
     const found = this.find(clientId);
-    if (!found) throw new ApiError(Errors.notFound, { message: `No key with client_id ${clientId}.` });
+    if (!found || (within !== undefined && found.partner_id !== within)) throw new ApiError(Errors.notFound, { message: `No key with client_id ${clientId}.` });
     return found;
   }
 
-  rename(clientId: string, name: string): KeyRecord {
-    const key = this.key(clientId);
+  rename(clientId: string, name: string, within?: string): KeyRecord {
+    const key = this.key(clientId, within);
     key.name = name;
     this.store.changed();
     return key;
   }
 
-  revoke(clientId: string): KeyRecord {
-    const key = this.key(clientId);
+  revoke(clientId: string, within?: string): KeyRecord {
+    const key = this.key(clientId, within);
     if (key.revoked_at) throw new ApiError(Errors.conflict, { message: `The key ${clientId} was already revoked.`, validation_errors: { client_id: 'is revoked' } });
     key.revoked_at = this.nowIso();
     this.store.changed();

@@ -1,11 +1,15 @@
 // Owns the checks behind the document's security schemes: OAuth access tokens (with scopes, key
-// revocation, environment and the per-key rate limit) and checkout tokens for the checkout surface.
+// revocation, environment and the per-key rate limit), checkout tokens for the checkout surface,
+// and the token endpoint's client credentials (Basic). Access and checkout tokens expire in real
+// time (deps.realNow), never on the account clock, or when the account's tokens are expired through
+// the control plane.
 import type { Context } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { ApiError, Errors } from '../http/errors.js';
 import type { Principal } from '../http/context.js';
 import type { RequestState, SecurityHandler } from '../http/router.js';
-import { TokenSigner, scopeAllows, type AccessClaims } from './tokens.js';
+import { assertCurrentGeneration, scopeAllows, scopeClaim, type AccessClaims } from './tokens.js';
+import { parseBasic } from './partners.js';
 
 export const CHECKOUT_AUDIENCE = 'checkout';
 
@@ -16,6 +20,7 @@ export interface CheckoutClaims {
   invoice_id: string;
   environment: string;
   exp: number;
+  gen?: number;
 }
 
 function bearer(state: RequestState): string {
@@ -25,14 +30,23 @@ function bearer(state: RequestState): string {
   return match[1];
 }
 
-/** The account whose clock decides expiry: named by the (not yet verified) claims. */
-function claimedAccount(deps: Deps, token: string, state: RequestState) {
-  const claimed = TokenSigner.peek(token);
-  const partnerId = claimed?.partner_id;
-  if (typeof partnerId !== 'string' || !Object.hasOwn(deps.store.data.partners, partnerId)) {
+/**
+ * A token's claims, checked in real time, naming a partner that exists, and not expired by
+ * POST /_sandbox/tokens/expire on the account it names.
+ */
+async function verifiedClaims<T extends { partner_id: string; environment: string; gen?: number }>(deps: Deps, verify: (now: Date) => Promise<T>): Promise<T> {
+  const claims = await verify(new Date(deps.realNow()));
+  if (typeof claims.partner_id !== 'string' || !Object.hasOwn(deps.store.data.partners, claims.partner_id)
+    || (claims.environment !== 'production' && claims.environment !== 'demo')) {
     throw new ApiError(Errors.unauthorized, { message: 'The access token is invalid.' });
   }
-  return deps.store.account(partnerId, state.environment);
+  assertCurrentGeneration(deps.store.account(claims.partner_id, claims.environment), claims);
+  return claims;
+}
+
+/** An API access token's claims (also how the control plane learns which account a call acts on). */
+export function verifiedAccessClaims(deps: Deps, token: string): Promise<AccessClaims> {
+  return verifiedClaims(deps, (now) => deps.tokens.verifyAccess(token, now));
 }
 
 /** Checks shared by both kinds of token: issued in this environment, by a live key, within its rate. */
@@ -48,9 +62,7 @@ function admitIssuer(deps: Deps, claims: { environment: string; client_id: strin
 
 export function accessTokenSecurity(deps: Deps): SecurityHandler {
   return async (c: Context, state: RequestState): Promise<Principal> => {
-    const token = bearer(state);
-    const account = claimedAccount(deps, token, state);
-    const claims = await deps.tokens.verifyAccess(token, account.clock.now());
+    const claims = await verifiedAccessClaims(deps, bearer(state));
     admitIssuer(deps, claims, state, 'token');
     const required = (c.operation.security ?? []).flatMap((requirement) => requirement.oauth2 ?? []);
     const missing = required.filter((scope) => !scopeAllows(claims.scope, scope));
@@ -68,8 +80,7 @@ function principalFrom(claims: AccessClaims): Principal {
 export function checkoutTokenSecurity(deps: Deps): SecurityHandler {
   return async (_c: Context, state: RequestState): Promise<Principal> => {
     const token = bearer(state);
-    const account = claimedAccount(deps, token, state);
-    const claims = await deps.tokens.verifyFor<CheckoutClaims>(token, CHECKOUT_AUDIENCE, account.clock.now());
+    const claims = await verifiedClaims(deps, (now) => deps.tokens.verifyFor<CheckoutClaims>(token, CHECKOUT_AUDIENCE, now));
     admitIssuer(deps, claims, state, 'checkout token');
     return {
       kind: 'checkout',
@@ -83,5 +94,38 @@ export function checkoutTokenSecurity(deps: Deps): SecurityHandler {
   };
 }
 
-/** The token endpoint checks its Basic header itself (403 per the spec, not 401). */
-export const clientBasicSecurity: SecurityHandler = async () => true;
+const FORM = 'application/x-www-form-urlencoded';
+const SEND_BASIC = 'Send the client credentials as Authorization: Basic BASE64(client_id:client_secret).';
+
+/**
+ * The token endpoint's client authentication, run before its form is read or validated: the Basic
+ * header's key (403 invalid_client per the spec for a missing or malformed header, an unknown or
+ * revoked key, a wrong secret or a key of the other environment), then its rate limit, then the
+ * request's form (415 for a body of any other type: the spec's token request is a form, and an
+ * authenticated client is told why its body was not read). Credentials in the form body are not
+ * read: the spec names the Basic header only.
+ */
+export function clientBasicSecurity(deps: Deps): SecurityHandler {
+  return async (_c: Context, state: RequestState): Promise<Principal> => {
+    const { req } = state;
+    const credentials = parseBasic(req.headers.authorization);
+    if (!credentials) {
+      const inBody = req.body && typeof req.body === 'object' && ('client_id' in req.body || 'client_secret' in req.body);
+      throw new ApiError(Errors.invalidClient, {
+        message: inBody ? `Client credentials in the form body are not accepted. ${SEND_BASIC}` : SEND_BASIC,
+      });
+    }
+    const key = deps.partners.authenticate(credentials.clientId, credentials.secret);
+    if (!key || key.environment !== state.environment) throw new ApiError(Errors.invalidClient);
+    deps.rateLimiter.take(key.client_id, deps.partners.rateLimitFor(key.partner_id, deps.config.rateLimit));
+    // An empty body is no body: the form's own rules answer it (400 naming grant_type).
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
+    if (hasBody && !req.is(FORM)) {
+      throw new ApiError(Errors.unsupportedMediaType, {
+        message: `The token request must be a form: Content-Type: ${FORM}.`,
+        validation_errors: { 'Content-Type': `must be ${FORM}` },
+      });
+    }
+    return { kind: 'access', partner_id: key.partner_id, environment: key.environment, client_id: key.client_id, scope: scopeClaim(key.scopes) };
+  };
+}

@@ -1,19 +1,25 @@
 // Owns the core of the control plane (/_sandbox): health, reset, partners and keys, the account
 // clock, and accounting sync. Account-scoped calls act on the account of the API access token in
-// Authorization, else on the default partner's production account.
+// Authorization, else on the default partner's production account. Partner-scoped calls (a
+// partner's keys) reach the token's partner, any partner with the admin token, else the default one.
 import type { Request } from 'express';
 import { VERSION } from '../config.js';
 import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
 import { DEFAULT_PARTNER_ID, publicKey } from '../auth/partners.js';
-import { TokenSigner } from '../auth/tokens.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { expireTokens } from '../auth/tokens.js';
+import { verifiedAccessClaims } from '../auth/security.js';
+import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { LIMITS } from '../limits.js';
 import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
 import type { Account } from '../store/store.js';
 import { runSync, SYNC_ORDER } from './accounting-sync.js';
 
+/** Who calls the control plane: the account it acts on, whether a token named it, whether the admin token came. */
+export type ControlPrincipal = Principal & { explicit: boolean; admin: boolean };
+
 /** Admin token check, then the account the call acts on. */
-export async function resolveControlPrincipal(deps: Deps, req: Request): Promise<Principal & { explicit: boolean }> {
+export async function resolveControlPrincipal(deps: Deps, req: Request): Promise<ControlPrincipal> {
   const adminToken = deps.config.adminToken;
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
   let accessToken = bearer;
@@ -25,18 +31,19 @@ export async function resolveControlPrincipal(deps: Deps, req: Request): Promise
     }
     if (viaBearer) accessToken = undefined;
   }
+  const admin = Boolean(adminToken);
   if (!accessToken) {
-    return { kind: 'default', partner_id: DEFAULT_PARTNER_ID, environment: 'production', client_id: null, scope: 'read write', explicit: false };
+    return { kind: 'default', partner_id: DEFAULT_PARTNER_ID, environment: 'production', client_id: null, scope: 'read write', explicit: false, admin };
   }
-  const claimed = TokenSigner.peek(accessToken);
-  const environment = claimed?.environment === 'demo' ? 'demo' : 'production';
-  if (typeof claimed?.partner_id !== 'string' || !Object.hasOwn(deps.store.data.partners, claimed.partner_id)) {
-    throw new ApiError(Errors.unauthorized, { message: 'The access token is invalid.' });
-  }
-  const account = deps.store.account(claimed.partner_id, environment);
-  const claims = await deps.tokens.verifyAccess(accessToken, account.clock.now());
+  const claims = await verifiedAccessClaims(deps, accessToken);
   if (!deps.partners.isLive(claims.client_id)) throw new ApiError(Errors.unauthorized, { message: 'The key that issued this token was revoked.' });
-  return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope, explicit: true };
+  return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope, explicit: true, admin };
+}
+
+/** The partner a partner-scoped call may reach: undefined (any) with the admin token, else the caller's own. */
+function reachable(principal: Principal): string | undefined {
+  const control = principal as ControlPrincipal;
+  return control.admin ? undefined : control.partner_id;
 }
 
 function clockView(account: Account) {
@@ -44,7 +51,7 @@ function clockView(account: Account) {
 }
 
 const reset: Handler = ({ deps, account, principal }) => {
-  if ((principal as Principal & { explicit?: boolean }).explicit) {
+  if ((principal as ControlPrincipal).explicit) {
     account.reset();
     return ok({ reset: 'account' });
   }
@@ -60,22 +67,48 @@ const createPartner: Handler = ({ deps, body }) => {
   return created({ id: partner.id, name: partner.name, rate_limit: partner.rate_limit, credentials: { production: credentials('production'), demo: credentials('demo') } });
 };
 
-const createKey: Handler = ({ deps, params, body }) => {
-  const issued = deps.partners.createKey(params.id, body.environment, body.name, body.scopes ?? null);
+const createKey: Handler = ({ deps, principal, params, body }) => {
+  const issued = deps.partners.createKey(params.id, body.environment, body.name, body.scopes ?? null, reachable(principal));
   const { revoked_at: _revoked, ...shown } = publicKey(issued.key);
   return created({ ...shown, client_secret: issued.client_secret });
 };
 
-const advanceClock: Handler = async ({ deps, account, body }) => {
-  const target = body.to !== undefined ? Date.parse(body.to) : account.clock.nowMs() + Number(body.seconds) * 1000;
-  if (body.to !== undefined && !(target >= account.clock.nowMs())) {
+const LATEST_MS = Date.parse(LIMITS.clockLatest);
+
+/**
+ * Where an advance would take the clock, refused (400 naming the field, nothing moved) when it goes
+ * back, more than 100 years ahead, or past 9999-12-31T23:59:59Z: a Date beyond that cannot be
+ * written as RFC 3339, and every later call of the account would fail on it.
+ */
+function advanceTarget(account: Account, body: { seconds?: number; to?: string }): number {
+  const now = account.clock.nowMs();
+  const field = body.to !== undefined ? 'to' : 'seconds';
+  const target = body.to !== undefined ? Date.parse(body.to) : now + Number(body.seconds) * 1000;
+  if (body.to !== undefined && !(target >= now)) {
     throw new ApiError(Errors.unprocessable, {
       message: 'The clock only moves forward.',
       validation_errors: { to: 'must not be earlier than the account clock\'s now' },
     });
   }
-  const ran = await deps.scheduler.advance(account, target);
+  if (!(target - now <= LIMITS.clockAdvanceMaxSeconds * 1000)) {
+    throw invalidFields({ [field]: `must move the clock at most ${LIMITS.clockAdvanceMaxSeconds} seconds (100 years) in one advance` });
+  }
+  if (!(target <= LATEST_MS)) {
+    throw invalidFields({ [field]: `must not move the clock past ${LIMITS.clockLatest}, the latest instant the sandbox's clock reads (now ${account.clock.iso()})` });
+  }
+  return target;
+}
+
+const advanceClock: Handler = async ({ deps, account, body }) => {
+  const ran = await deps.scheduler.advance(account, advanceTarget(account, body));
+  deps.activity.emit('clock', account);
   return ok({ ...clockView(account), ran });
+};
+
+/** Every token of the account (access and checkout) expires now; the next call with one answers 401. */
+const expireAccountTokens: Handler = ({ deps, account }) => {
+  expireTokens(account);
+  return ok({ partner_id: account.partnerId, environment: account.environment, expired_at: new Date(deps.realNow()).toISOString() });
 };
 
 const accountingSync: Handler = async (ctx: HandlerContext) => {
@@ -94,10 +127,11 @@ export const controlFeature: Feature = {
     sandboxReset: reset,
     sandboxCreatePartner: createPartner,
     sandboxCreateKey: createKey,
-    sandboxRenameKey: ({ deps, params, body }) => ok(publicKey(deps.partners.rename(params.client_id, body.name))),
-    sandboxRevokeKey: ({ deps, params }) => ok(publicKey(deps.partners.revoke(params.client_id))),
+    sandboxRenameKey: ({ deps, principal, params, body }) => ok(publicKey(deps.partners.rename(params.client_id, body.name, reachable(principal)))),
+    sandboxRevokeKey: ({ deps, principal, params }) => ok(publicKey(deps.partners.revoke(params.client_id, reachable(principal)))),
     sandboxGetClock: ({ account }) => ok(clockView(account)),
     sandboxAdvanceClock: advanceClock,
     sandboxAccountingSync: accountingSync,
+    sandboxExpireTokens: expireAccountTokens,
   },
 };

@@ -15,9 +15,12 @@ export const Errors = {
   badRequest: template(400, 'bad_request', 'The request is invalid.'),
   invalidJson: template(400, 'bad_request', 'The request body is not valid JSON.'),
   validation: template(400, 'bad_request', 'One or more fields are invalid.'),
+  malformedUrl: template(400, 'bad_request', 'The request URL has malformed percent-encoding.'),
   invalidCursor: template(400, 'bad_request', 'The pagination cursor is invalid.'),
   invalidState400: template(400, 'invalid_state', 'The object is not in a state that allows this operation.'),
+  malformedRequest: template(400, 'bad_request', 'The request is not valid HTTP.'),
   invalidGrant: template(400, 'invalid_request', 'grant_type must be client_credentials.'),
+  invalidScope: template(400, 'invalid_scope', 'The requested scope is unknown or was not granted to the key.'),
   unauthorized: template(401, 'unauthorized', 'The access token is missing, invalid or expired.'),
   forbidden: template(403, 'forbidden', 'The access token does not grant the permission this operation needs.'),
   invalidClient: template(403, 'invalid_client', 'The client credentials are invalid.'),
@@ -26,13 +29,20 @@ export const Errors = {
   routeNotFound: template(404, 'not_found', 'No such endpoint.'),
   conflict: template(409, 'invalid_state', 'The object is not in a state that allows this operation.'),
   idempotencyConflict: template(409, 'idempotency_key_reused', 'This idempotency key was already used with a different request body.'),
+  requestTimeout: template(408, 'request_timeout', 'The request did not arrive in time.'),
   payloadTooLarge: template(413, 'payload_too_large', 'The payload is larger than the limit.'),
+  unsupportedMediaType: template(415, 'unsupported_media_type', 'The request body has a content type this operation does not accept.'),
   unprocessable: template(422, 'unprocessable_entity', 'The request could not be processed.'),
   vendorInvalidState: template(422, 'invalid_state', 'The vendor is not in a state that allows this operation.'),
   unknownVendor: template(422, 'unknown_vendor', 'The vendor does not exist.'),
   missingPayDate: template(422, 'missing_pay_date', 'A bill has no pay_date: set one with POST /bills/{id}/pay-date first.'),
   unsupportedInvoice: template(422, 'unsupported_invoice', 'Only invoices synced from an accounting integration accept a PDF.'),
+  headersTooLarge: template(431, 'request_header_fields_too_large', 'The request headers are too large.'),
+  /** A per-account cap of src/limits.ts (stored documents, webhook subscriptions): nothing was created. */
+  limitReached: template(422, 'limit_reached', 'A limit of the account was reached; nothing was created.'),
   rateLimited: template(429, 'rate_limit_exceeded', 'Too many requests: the limit is {limit} requests per second per key.'),
+  // After rateLimited: templateForStatus(429) (Prefer and scenario rules) must keep answering rate_limit_exceeded.
+  tooManyStreams: template(429, 'too_many_streams', 'Too many live streams are open on this sandbox.'),
   internal: template(500, 'internal_error', 'An unexpected error occurred. Retry with back-off.'),
   /** Only with validateResponses (tests): an answer the OpenAPI document does not allow. */
   responseInvalid: template(500, 'response_validation_failed', 'The answer does not match the OpenAPI document.'),
@@ -81,10 +91,11 @@ export function invalidFields(fields: Record<string, string>, message?: string):
   return new ApiError(Errors.validation, { message: message ?? Errors.validation.message, validation_errors: fields });
 }
 
-/** The template closest to a bare status, used by forced responses and scenario rules. */
-export function templateForStatus(status: number): ErrorTemplate {
-  const found = Object.values(Errors).find((t) => t.status === status);
-  if (found) return found;
-  const generic = status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'error';
-  return template(status, generic, `The request failed with status ${status}.`);
+/**
+ * The first template of a status, used by forced responses and scenario rules. They answer only
+ * statuses an operation documents, and every documented error status has a template (a test checks
+ * it), so there is no made-up code outside the list HttpError.code publishes.
+ */
+export function templateForStatus(status: number): ErrorTemplate | undefined {
+  return Object.values(Errors).find((t) => t.status === status);
 }

@@ -9,7 +9,7 @@ import { TokenSigner } from '../auth/tokens.js';
 import { CHECKOUT_AUDIENCE } from '../auth/security.js';
 import type { Account } from '../store/store.js';
 import { Journal } from './journal.js';
-import { redact, redactHeaders } from './redact.js';
+import { partBudget, redact, redactHeaders } from './redact.js';
 
 export const JOURNAL = 'journal';
 
@@ -58,11 +58,12 @@ export function journalMiddleware(deps: Deps) {
     if (!journal || journal.capacity <= 0) return next();
     const startedAt = deps.realNow();
     const started = process.hrtime.bigint();
-    // Copied now: the router coerces the parsed body in place.
+    // Copied now: the router coerces the parsed body in place. Headers, query and body share one budget.
+    const budget = partBudget();
     const request = {
-      headers: redactHeaders(req.headers),
-      query: redact({ ...(req.query as Record<string, unknown>) }) as Record<string, unknown>,
-      body: req.body === undefined ? null : redact(req.body),
+      headers: redactHeaders(req.headers, budget),
+      query: redact({ ...(req.query as Record<string, unknown>) }, budget) as Record<string, unknown>,
+      body: req.body === undefined ? null : redact(req.body, budget),
     };
     let done = false;
     const finish = () => {
@@ -76,10 +77,10 @@ export function journalMiddleware(deps: Deps) {
       const known = operation === 'createToken'
         ? Promise.resolve(accountFromBasic(deps, req, environment))
         : res.locals.account ? Promise.resolve(res.locals.account as Account) : accountFromBearer(deps, req, environment);
-      void known.then((account) => {
+      journal.pending(known.then((account) => {
         if (!account) return;
         const dropped = Boolean(res.locals.dropped);
-        journal.record(account, {
+        const recorded = journal.record(account, {
           at: new Date(startedAt + account.clock.offsetMs).toISOString(),
           method: req.method.toUpperCase(),
           path: req.path,
@@ -90,7 +91,8 @@ export function journalMiddleware(deps: Deps) {
           request,
           response: { body: dropped || res.locals.responseBody === undefined ? null : redact(res.locals.responseBody) },
         }, templateOf(operation));
-      }).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded'));
+        if (recorded) deps.activity.emit('request', account, recorded);
+      }).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded')));
     };
     res.on('finish', finish);
     res.on('close', finish);
@@ -98,11 +100,17 @@ export function journalMiddleware(deps: Deps) {
   };
 }
 
-const listRequests: Handler = ({ deps, account, query }) => ok({
-  data: journalOf(deps).list(account, { method: query.method, path: query.path, status: query.status, limit: query.limit }),
-});
+// Both wait for entries still being recorded (a refused request's account is found asynchronously),
+// so a request that has been answered is always in the journal a later call reads.
+const listRequests: Handler = async ({ deps, account, query }) => {
+  await journalOf(deps).settled();
+  return ok({ data: journalOf(deps).list(account, { method: query.method, path: query.path, status: query.status, limit: query.limit }) });
+};
 
-const clearRequests: Handler = ({ deps, account }) => ok({ deleted: journalOf(deps).clear(account) });
+const clearRequests: Handler = async ({ deps, account }) => {
+  await journalOf(deps).settled();
+  return ok({ deleted: journalOf(deps).clear(account) });
+};
 
 export const journalFeature: Feature = {
   name: 'journal',

@@ -1,8 +1,12 @@
 // Owns the request journal: per account, a bounded ring of the API requests it received (newest
-// first), kept in memory and emptied when the account (or the whole sandbox) is reset.
+// first), kept in memory and emptied when the account (or the whole sandbox) is reset. Bounded
+// twice: each entry's serialised size (LIMITS.journalEntryBytes) and the account's total bytes
+// (LIMITS.journalAccountBytes), beyond which the oldest entries are dropped.
 import { createHash } from 'node:crypto';
 import type { Store, Account } from '../store/store.js';
 import { pathMatches } from '../scenarios/engine.js';
+import { LIMITS } from '../limits.js';
+import { LEFT_OUT_KEY } from './redact.js';
 
 export interface JournalEntry {
   id: string;
@@ -20,6 +24,8 @@ interface Stored {
   entry: JournalEntry;
   /** The operation's path template, for filtering by template. */
   template: string | null;
+  /** The entry's serialised size, counted against the account's journal bytes. */
+  bytes: number;
 }
 
 export interface JournalFilter {
@@ -29,20 +35,32 @@ export interface JournalFilter {
   limit?: number;
 }
 
-/** A fixed-size ring: writing past the end overwrites the oldest entry. */
+/** A fixed-size ring: writing past the end overwrites the oldest entry; `bytes` is what it holds. */
 class Ring {
   private readonly slots: Array<Stored | undefined>;
   private head = 0;
   count = 0;
+  bytes = 0;
 
   constructor(readonly size: number) {
     this.slots = new Array(size);
   }
 
   push(item: Stored): void {
+    if (this.count === this.size) this.bytes -= this.slots[this.head]?.bytes ?? 0;
     this.slots[this.head] = item;
     this.head = (this.head + 1) % this.size;
     this.count = Math.min(this.count + 1, this.size);
+    this.bytes += item.bytes;
+  }
+
+  /** Forget the oldest entry. */
+  dropOldest(): void {
+    if (this.count === 0) return;
+    const oldest = (this.head - this.count + this.size) % this.size;
+    this.bytes -= this.slots[oldest]?.bytes ?? 0;
+    this.slots[oldest] = undefined;
+    this.count -= 1;
   }
 
   *newestFirst(): IterableIterator<Stored> {
@@ -53,10 +71,36 @@ class Ring {
   }
 }
 
+const entryBytes = (entry: JournalEntry) => Buffer.byteLength(JSON.stringify(entry));
+
+/**
+ * The entry within its serialised budget. The copies in redact.ts keep each part near half of it;
+ * what is still over (keys and markers are counted loosely) gives up its largest parts, whole, to a marker.
+ */
+function withinBudget(entry: JournalEntry): { entry: JournalEntry; bytes: number } {
+  let bytes = entryBytes(entry);
+  const parts: Array<[string, () => unknown, (v: never) => void]> = [
+    ['response body', () => entry.response.body, (v) => { entry.response.body = v; }],
+    ['request body', () => entry.request.body, (v) => { entry.request.body = v; }],
+    ['query', () => entry.request.query, (v) => { entry.request.query = v; }],
+    ['headers', () => entry.request.headers, (v) => { entry.request.headers = v; }],
+  ];
+  const bySize = parts.map(([name, get, set]) => ({ name, set, size: Buffer.byteLength(JSON.stringify(get()) ?? '') })).sort((a, b) => b.size - a.size);
+  for (const part of bySize) {
+    if (bytes <= LIMITS.journalEntryBytes) break;
+    const marker = `[${part.name} of ${part.size} bytes left out: over the journal's ${LIMITS.journalEntryBytes}-byte entry budget]`;
+    part.set((part.name === 'query' || part.name === 'headers' ? { [LEFT_OUT_KEY]: marker } : marker) as never);
+    bytes = entryBytes(entry);
+  }
+  return { entry, bytes };
+}
+
 export class Journal {
   private readonly rings = new Map<string, Ring>();
   /** Entry sequence per account: survives a DELETE of the journal, so ids are never reused. */
   private readonly sequences = new Map<string, number>();
+  /** Entries of answered requests not recorded yet (their account is being found). */
+  private readonly recording = new Set<Promise<void>>();
 
   constructor(private readonly size: number, private readonly store: Store) {
     store.events.on('accountReset', (account: Account) => {
@@ -69,13 +113,24 @@ export class Journal {
     });
   }
 
+  /** Track an entry being recorded, so readers can wait for it. */
+  pending(work: Promise<void>): void {
+    this.recording.add(work);
+    void work.finally(() => this.recording.delete(work));
+  }
+
+  /** Resolves once every entry being recorded now is in the journal. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.recording]);
+  }
+
   get capacity(): number {
     return this.size;
   }
 
-  /** Add an entry (the id is filled in here); a size of 0 turns the journal off. */
-  record(account: Account, entry: Omit<JournalEntry, 'id'>, template: string | null): void {
-    if (this.size <= 0) return;
+  /** Add an entry (the id is filled in here) and answer it; a size of 0 turns the journal off. */
+  record(account: Account, entry: Omit<JournalEntry, 'id'>, template: string | null): JournalEntry | undefined {
+    if (this.size <= 0) return undefined;
     let ring = this.rings.get(account.id);
     if (!ring) {
       ring = new Ring(this.size);
@@ -84,7 +139,11 @@ export class Journal {
     const seq = (this.sequences.get(account.id) ?? 0) + 1;
     this.sequences.set(account.id, seq);
     const id = `req_${createHash('sha256').update(`${this.store.seed}|${account.id}|journal|${seq}`).digest('hex').slice(0, 20)}`;
-    ring.push({ entry: { id, ...entry }, template });
+    const kept = withinBudget({ id, ...entry });
+    ring.push({ ...kept, template });
+    // The account's total: the oldest entries go first, the newest always stays.
+    while (ring.bytes > LIMITS.journalAccountBytes && ring.count > 1) ring.dropOldest();
+    return kept.entry;
   }
 
   /** Entries newest first, filtered; the cost is bounded by the ring size, never by stored data. */

@@ -9,8 +9,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, invalidFields, describeFields } from '../http/errors.js';
+import { canonicalJson } from '../canonical-json.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
-import { exampleReply, successStatuses } from './replies.js';
+import { unforceable } from './replies.js';
 import type { DeliveryFault } from '../faults.js';
 
 export interface RuleMatch {
@@ -141,13 +142,12 @@ export function parseScenario(input: unknown): ScenarioDocument {
       problems[`${at}.fail_delivery`] = 'acts on webhook deliveries: the rule needs match.topic';
     }
     if (rule.nth !== undefined && rule.from !== undefined) problems[`${at}.from`] = 'cannot be combined with nth';
-    // A success answer without a body is the operation's documented example: refuse a status it lacks
-    // now, rather than on every matching request (rules without an operation are checked then).
+    // Without a body, only a status the operation documents (a success one needs its example): refuse
+    // it now, rather than on every matching request (rules without an operation are checked then).
     const respond = rule.respond;
-    if (respond && respond.status < 300 && respond.body === undefined && match.operation !== undefined && knownOperations().has(match.operation)
-      && !exampleReply(match.operation, respond.status)) {
-      problems[`${at}.respond.status`] = undocumentedSuccess(match.operation, respond.status);
-    }
+    const why = respond && respond.body === undefined && match.operation !== undefined && knownOperations().has(match.operation)
+      ? unforceable(match.operation, respond.status) : undefined;
+    if (why) problems[`${at}.respond.status`] = `${why}: use one of those, or give a respond.body`;
   });
   if (Object.keys(problems).length) {
     fail(problems, `The scenario document is invalid: ${describeFields(problems)}.`);
@@ -155,28 +155,13 @@ export function parseScenario(input: unknown): ScenarioDocument {
   return doc;
 }
 
-/** Why a success status cannot be answered for an operation, with the statuses it does document. */
-export function undocumentedSuccess(operationId: string, status: number): string {
-  const documented = successStatuses(operationId);
-  return `${status} is not a documented success status of ${operationId} (${documented.join(', ') || 'none'}): use one of those, an error status, or give a respond.body`;
-}
-
-/** Canonical JSON (object keys sorted), so the same document hashes the same from JSON or YAML. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /**
  * A document's content hash: what names a --scenario document, never its path, so a repo clone, an
  * npx install and the Docker image give the same id, hence the same seeded draws, for the same seed.
  */
 export function contentHash(document: ScenarioDocument): string {
-  return createHash('sha256').update(canonical(document)).digest('hex');
+  // Canonical JSON (object keys sorted), so the same document hashes the same from JSON or YAML.
+  return createHash('sha256').update(canonicalJson(document) ?? '').digest('hex');
 }
 
 /**
