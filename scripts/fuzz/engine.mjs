@@ -149,7 +149,7 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
       await afterEffects(op, req, res);
     }
     log(`  ${requests} requests, ${Math.round((Date.now() - started) / 1000)} s; isolation next`);
-    const isolationReport = isolation > 0 ? await runIsolation({ client, deps, app, operations, seed, attempts: isolation, credentials, checkers }) : { attempts: 0, leaks: 0, byStatus: {}, samples: [] };
+    const isolationReport = isolation > 0 ? await runIsolation({ client, deps, app, operations, seed, attempts: isolation, credentials, checkers }) : { attempts: 0, leaks: 0, failures: 0, targets: 0, byStatus: {}, bySurface: {}, samples: [] };
     return report();
 
     function report() {
