@@ -8,28 +8,16 @@
 // reset of their accounts, and again. Goals: no 5xx and no unexpected status, and RSS growth under
 // 10% between the end of the warm-up (the first 30% of the run) and the end.
 // Flags: --minutes N (10), --suites N (4), --warmup FRACTION (0.3). One summary line; exit 1 on a missed goal.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { freePort, startCli } from './harness/cli-process.mjs';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, suites: { type: 'string', default: '4' }, warmup: { type: 'string', default: '0.3' } } });
 const MINUTES = Number(values.minutes);
 const SUITES = Number(values.suites);
 const WARMUP = Number(values.warmup);
 const SAMPLE_MS = Number(process.env.SOAK_SAMPLE_MS) || 30_000;
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 // A webhook receiver that accepts everything.
 let deliveries = 0;
@@ -42,12 +30,7 @@ const hookUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
 
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
-const child = spawn(process.execPath, [CLI, '--port', String(port), '--allow-http-webhooks', '--rate-limit', '1000', '--seed', 'soak', '--log-level', 'error'], { stdio: ['ignore', 'ignore', 'inherit'] });
-for (let i = 0; ; i++) {
-  try { if ((await fetch(`${base}/_sandbox/health`)).ok) break; } catch { /* not yet */ }
-  if (i > 200) throw new Error('the sandbox did not start');
-  await sleep(100);
-}
+const child = await startCli(port, ['--allow-http-webhooks', '--rate-limit', '1000', '--seed', 'soak', '--log-level', 'error']);
 
 const rssMb = () => {
   const line = readFileSync(`/proc/${child.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));

@@ -9,36 +9,25 @@
 // (0 undocumented duplicates). Writes lost to SIGKILL itself are counted too (the coalescing window
 // of --data; npm run crash-test measures it). Flags: --cycles N (12), --writes N per cycle (8),
 // --seed S. Exits 1 on a missed goal; prints one summary line.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { freePort, startCli } from './harness/cli-process.mjs';
 
 const { values } = parseArgs({ options: { cycles: { type: 'string', default: '12' }, writes: { type: 'string', default: '8' }, seed: { type: 'string', default: '12' } } });
 const CYCLES = Number(values.cycles);
 const WRITES = Number(values.writes);
 const SEED = values.seed;
 const MAX_HANGS = 3;
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const started = Date.now();
 
 /** A number in [0, 1) from the seed and a label: the same seed gives the same faults. */
 let draws = 0;
 const random = () => createHash('sha256').update(`${SEED}|${draws++}`).digest().readUInt32BE(0) / 2 ** 32;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 // ---- the receiver ------------------------------------------------------------------------------
 
@@ -82,14 +71,7 @@ let child;
 let kills = 0;
 
 async function startSandbox() {
-  child = spawn(process.execPath, [CLI, '--port', String(port), '--data', dataFile, '--allow-http-webhooks', '--rate-limit', '0', '--seed', `chaos-${SEED}`, '--log-level', 'error'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/_sandbox/health`)).ok) return;
-    } catch { /* not yet */ }
-    await sleep(100);
-  }
-  throw new Error('the sandbox did not start within 20 s');
+  child = await startCli(port, ['--data', dataFile, '--allow-http-webhooks', '--rate-limit', '0', '--seed', `chaos-${SEED}`, '--log-level', 'error']);
 }
 
 async function killSandbox() {
