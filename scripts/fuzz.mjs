@@ -50,7 +50,7 @@ if (result.crashes.length) console.log('\nCrashes:\n  ' + result.crashes.join('\
 if (result.loggedErrors.length) console.log('\nErrors logged by the sandbox:\n  ' + result.loggedErrors.join('\n  '));
 if (result.isolation.samples.length) console.log('\nIsolation:\n  ' + result.isolation.samples.join('\n  '));
 console.log(`\nStatuses: ${JSON.stringify(result.totals.statuses)}`);
-console.log(`Isolation answers (real ids of another account): ${JSON.stringify(result.isolation.byStatus)}`);
+console.log(`Isolation answers (real ids of another account): ${JSON.stringify(result.isolation.byStatus)}; by surface: ${JSON.stringify(result.isolation.bySurface)}`);
 if (values.report) writeFileSync(values.report, JSON.stringify(result, null, 2));
 console.log(result.summary);
 process.exit(result.ok ? 0 : 1);

@@ -20,6 +20,8 @@ export interface IsolationReport {
   targets: number;
   byStatus: Record<string, number>;
   bySurface: Record<string, Record<string, number>>;
+  /** Attempts with another account's id in the path, and how many answered 404. */
+  pathIds: { attempts: number; notFound: number };
   samples: string[];
 }
 

@@ -149,7 +149,7 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
       await afterEffects(op, req, res);
     }
     log(`  ${requests} requests, ${Math.round((Date.now() - started) / 1000)} s; isolation next`);
-    const isolationReport = isolation > 0 ? await runIsolation({ client, deps, app, operations, seed, attempts: isolation, credentials, checkers }) : { attempts: 0, leaks: 0, failures: 0, targets: 0, byStatus: {}, bySurface: {}, samples: [] };
+    const isolationReport = isolation > 0 ? await runIsolation({ client, deps, app, operations, seed, attempts: isolation, credentials, checkers }) : { attempts: 0, leaks: 0, failures: 0, targets: 0, byStatus: {}, bySurface: {}, pathIds: { attempts: 0, notFound: 0 }, samples: [] };
     return report();
 
     function report() {
@@ -164,7 +164,7 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
       const summary = `fuzz ${ok ? 'PASS' : 'FAIL'}: seed ${seed}, ${totals.requests} requests over ${operations.length} operations, ` +
         `5xx ${totals['5xx']}, invalid bodies ${totals.invalid}, non-HttpError errors ${totals['non-HttpError']}, ` +
         `state changed by refused writes ${totals['state-changed']}, connection failures ${totals.connection}, crashes ${crashes.length}, ` +
-        `errors logged ${loggedErrors.length}; isolation ${isolationReport.attempts} attempts, ${isolationReport.leaks} leaks, ` +
+        `errors logged ${loggedErrors.length}; isolation ${isolationReport.attempts} attempts (${isolationReport.pathIds?.notFound ?? 0} of ${isolationReport.pathIds?.attempts ?? 0} path ids 404), ${isolationReport.leaks} leaks, ` +
         `${isolationReport.failures} other failures; ${seconds} s`;
       return { ok, summary, seed, totals, perOperation, samples, crashes, loggedErrors: loggedErrors.slice(0, 20), isolation: isolationReport, refusedConnections: Object.fromEntries(refusedConnections), seconds };
     }

@@ -106,7 +106,7 @@ export async function runIsolation({ client, deps, app, operations, seed, attemp
   const targets = [];
   for (const op of operations) for (const slot of slotsOf(op)) targets.push({ op, slot });
   const picks = fc.sample(fc.record({ pair: fc.nat(PAIRS.length - 1), victimPick: fc.nat(), other: fc.boolean() }), { seed, numRuns: attempts * 3 });
-  const report = { attempts: 0, leaks: 0, failures: 0, byStatus: {}, bySurface: {}, samples: [], targets: targets.length };
+  const report = { attempts: 0, leaks: 0, failures: 0, byStatus: {}, bySurface: {}, pathIds: { attempts: 0, notFound: 0 }, samples: [], targets: targets.length };
   const victimTags = (name) => [name.replace(':', '-').toLowerCase()];
 
   for (let n = 0; report.attempts < attempts && n < picks.length; n++) {
@@ -151,7 +151,11 @@ export async function runIsolation({ client, deps, app, operations, seed, attemp
     const after = accountFingerprint(deps, victimAccountId);
     report.attempts += 1;
     report.byStatus[real.status] = (report.byStatus[real.status] ?? 0) + 1;
-    const bucket = (report.bySurface[surface.split(' ')[0]] ??= {});
+    const bucket = (report.bySurface[surface.replace(/:.*/, '')] ??= {});
+    if (surface.includes(' path:')) {
+      report.pathIds.attempts += 1;
+      if (real.status === 404) report.pathIds.notFound += 1;
+    }
     bucket[real.status] = (bucket[real.status] ?? 0) + 1;
 
     const leaks = [];
