@@ -311,7 +311,8 @@ export function buildRequest(op, kase, world) {
     if (type === 'application/x-www-form-urlencoded') {
       body = new URLSearchParams(Object.entries(value && typeof value === 'object' ? value : { value }).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString();
     } else if (type === 'application/yaml') {
-      body = toYaml(value ?? null);
+      // JSON is YAML too: a value nested too deep for the YAML writer goes as JSON text.
+      try { body = toYaml(value ?? null); } catch { body = JSON.stringify(value ?? null); }
     } else {
       body = JSON.stringify(value ?? null);
     }
