@@ -175,7 +175,7 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
     process.off('unhandledRejection', onCrash);
   }
 
-  /** Keep the world usable: undo loaded scenarios, renew tokens after the clock moved, rebuild after a full reset. */
+  /** Keep the world usable: undo loaded scenarios, renew tokens after the clock moved or tokens were expired, rebuild after a full reset. */
   async function afterEffects(op, req, res) {
     if (res.status < 200 || res.status >= 300) return;
     if (op.id === 'sandboxLoadScenario' && res.json?.id) {
@@ -184,7 +184,7 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
       await api.call('DELETE', `/_sandbox/scenarios/${encodeURIComponent(res.json.id)}`, { headers });
     } else if (op.id === 'sandboxReset' && routedOperation(app, req.method, req.path) === 'sandboxReset') {
       await rebuild();
-    } else if (op.id === 'sandboxAdvanceClock' && routedOperation(app, req.method, req.path) === 'sandboxAdvanceClock') {
+    } else if (['sandboxAdvanceClock', 'sandboxExpireTokens'].includes(op.id) && routedOperation(app, req.method, req.path) === op.id) {
       await renewTokens(world);
       await renewCheckoutTokens(world);
     }
