@@ -1,7 +1,7 @@
 # Owns the container image: build in one stage, ship only the packed package and its production
-# dependencies, run as the non-root `node` user on 0.0.0.0:4010. Any Node 20 image with npm, sh and tar
+# dependencies, run as the non-root `node` user on 0.0.0.0:4010. Any Node 22 (or newer) image with npm, sh and tar
 # works as BASE_IMAGE (scripts/container-smoke.sh builds with one made from the host's own node).
-ARG BASE_IMAGE=node:20-bookworm-slim
+ARG BASE_IMAGE=node:22-bookworm-slim
 
 # Production dependencies only, from the lock file (cached until package*.json change).
 FROM ${BASE_IMAGE} AS deps

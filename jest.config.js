@@ -3,6 +3,8 @@
 // registry mirror this project installs from, which breaks `npm ci` (see README, Gaps and choices).
 export default {
   roots: ['<rootDir>/test'],
+  // Partners' projects, run against the packed tarball by scripts/consumers.sh, not by this suite.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/consumers/'],
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {

@@ -61,7 +61,7 @@ RUN_LIMITS=(--ulimit "nofile=$(ulimit -Sn):$(ulimit -Hn)" --ulimit nproc=4096:40
 NODE_BIN="$(readlink -f "$(command -v node)")"
 NPM_DIR="$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)"
 [[ -f "$NPM_DIR/bin/npm-cli.js" ]] || fail "cannot find npm next to $(command -v npm)"
-[[ "$(node -p 'process.versions.node.split(".")[0]')" == 20 ]] || log "note: host node is $(node -v), the image default is Node 20"
+[[ "$(node -p 'process.versions.node.split(".")[0]')" == 22 ]] || log "note: the base is built from node $(node -v); the image default is Node 22 (node:22-bookworm-slim)"
 
 ROOTFS="$WORK/base/rootfs"
 mkdir -p "$ROOTFS"/{usr/bin,usr/sbin,usr/lib,usr/lib64,usr/local/bin,usr/local/lib,etc,tmp,root,home/node,data}

@@ -2,7 +2,8 @@
 # Owns the proof of the npm package: `npm pack` (the prepack build runs) gives a tarball that holds what
 # the package needs and nothing of the sources or tests; `npx billing-sandbox` from that tarball, in an
 # empty temporary directory with production dependencies only, prints its version, starts on a free
-# port, answers a token and an API call, and exits 0 on SIGTERM.
+# port, answers a token and an API call, and exits 0 on SIGTERM. (The library entry, from test runners
+# and TypeScript, is scripts/consumers.sh's.)
 #
 # Environment:
 #   SMOKE_SOURCE=head   pack the last commit (git archive, then npm ci there) instead of the working tree
@@ -41,7 +42,8 @@ log "tarball: $(basename "$TARBALL") ($(($(stat -c %s "$TARBALL") / 1024)) kB)"
 
 # --- what it holds --------------------------------------------------------------------------------
 tar -tzf "$TARBALL" | sed 's#^package/##' | sort >"$WORK/files.txt"
-for wanted in package.json README.md dist/cli.js dist/index.js dist/index.d.ts dist/http/openapi.js openapi/openapi.yaml openapi/control-plane.yaml \
+for wanted in package.json README.md LICENSE dist/cli.js dist/index.js dist/index.d.ts dist/http/openapi.js \
+    dist/cjs/index.cjs dist/cjs/index.mjs dist/cjs/package.json dist/cjs/types/index.d.ts dist/cjs/THIRD_PARTY_LICENSES.txt openapi/openapi.yaml openapi/control-plane.yaml \
     src/scenarios/scenario.schema.json src/fixtures/fixture.schema.json fixtures/demo.json scenarios/slow-api.json; do
   grep -qx "$wanted" "$WORK/files.txt" || fail "the tarball lacks $wanted"
 done
@@ -115,26 +117,7 @@ SANDBOX_PID=""
 [[ "$code" == 0 ]] || fail "exit code $code after SIGTERM (want 0)"
 grep -q pack-smoke-bin "$WORK/state/sandbox.json" 2>/dev/null || fail "the --data file was not flushed on SIGTERM"
 
-# The programmatic API's types, as a strict TypeScript project sees them (library checks included).
-CONSUMER="$WORK/consumer"
-mkdir -p "$CONSUMER"
-cd "$CONSUMER"
-echo '{ "name": "consumer", "private": true, "type": "module" }' >package.json
-npm install --no-save --loglevel=error "$TARBALL" typescript@~5.9 @types/node@20 >"$WORK/consumer-install.log" 2>&1 \
-  || { cat "$WORK/consumer-install.log"; fail "installing the tarball as a dependency"; }
-cat >consumer.ts <<'EOF'
-import { startSandbox, SandboxRequestError, type RunningSandbox, type ScenarioDocument } from 'billing-sandbox';
-const scenario: ScenarioDocument = { name: 'typed', rules: [{ match: { operation: 'listCustomers' }, nth: 2, respond: { status: 429 } }] };
-const sandbox: RunningSandbox = await startSandbox({ port: 0, seed: '1', rateLimit: 0 });
-const token: string = await sandbox.token('demo');
-const now: string = await sandbox.advanceClock(60, { token });
-const { id }: { id: string } = await sandbox.loadScenario(scenario);
-await sandbox.reset().catch((e: unknown) => (e instanceof SandboxRequestError ? e.status : 0));
-console.log(sandbox.url, now, id);
-await sandbox.close();
-EOF
-echo '{ "compilerOptions": { "target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "strict": true, "skipLibCheck": false, "noEmit": true, "types": ["node"] }, "files": ["consumer.ts"] }' >tsconfig.json
-./node_modules/.bin/tsc -p tsconfig.json || fail "the package's types do not compile in a strict project"
-log "types: a strict TypeScript project (skipLibCheck off) compiles against the package"
+# The programmatic API from test runners (Jest CommonJS and ES modules, Vitest) and its types under
+# TypeScript's module node16 (require and import, library checks on) are proved by scripts/consumers.sh.
 
 log "PASS: the packed tarball runs with npx from an empty directory; SIGTERM stops it with exit code 0 and a flushed data file"

@@ -17,9 +17,11 @@ import { responseCheckerFor } from './http/response-check.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { checkoutCors } from './http/cors.js';
 import { wellFormedUrl } from './http/url-encoding.js';
+import { documentRoutes, landingRoute } from './http/landing.js';
+import { durableAnswers } from './http/durable-answers.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
-import { createLogger, type Logger } from './log.js';
+import { accessLog, createLogger, type Logger } from './log.js';
 import { Store } from './store/store.js';
 import { BlobStore } from './store/blobs.js';
 import { controlFeature, resolveControlPrincipal } from './control/handlers.js';
@@ -36,6 +38,8 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
+import { Activity } from './stream/activity.js';
+import { streamFeature } from './stream/feature.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
@@ -52,6 +56,7 @@ export const FEATURES: Feature[] = [
   hostedFeature,
   payablesFeature,
   webhooksFeature,
+  streamFeature,
   controlFeature,
 ];
 
@@ -70,11 +75,12 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const deps: Deps = {
     config: full,
     store,
-    blobs: BlobStore.forDataFile(full.dataFile),
+    blobs: BlobStore.forDataFile(store, full.dataFile),
     scheduler: new Scheduler(store, log),
     events: new Events(),
+    activity: new Activity(),
     partners,
-    tokens: new TokenSigner(store.data.meta.signing_key),
+    tokens: new TokenSigner(store.data.meta.signing_key, full.tokenTtl),
     rateLimiter: new RateLimiter(realNow),
     log,
     realNow,
@@ -110,21 +116,17 @@ export function createApp(deps: Deps): SandboxApp {
   app.disable('x-powered-by');
   app.set('trust proxy', true);
   app.set('query parser', 'simple');
+  // One access line per request (pino-http): method, path, status, ms, account, operation; never
+  // headers or bodies, so no secret reaches the log.
+  app.use(accessLog(deps.log));
 
   const apiDoc = loadDocument('openapi');
   const controlDoc = loadDocument('control-plane');
-  app.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(apiDoc.yamlText));
-  app.get('/openapi.json', (_req, res) => void res.json(apiDoc.document));
+  // The documents and the landing page come first: public, and outside both routers.
+  documentRoutes(app);
+  landingRoute(app, deps, FEATURES);
 
-  // One log line per request at debug level: never headers or bodies, so no secret reaches the log.
-  app.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => deps.log.debug({
-      method: req.method, path: req.path, status: res.statusCode, operation: res.locals.operationId ?? null,
-      account: res.locals.account?.id ?? null, ms: Number(process.hrtime.bigint() - started) / 1e6,
-    }, 'request'));
-    next();
-  });
+  app.use(durableAnswers(deps.store, deps.log));
   app.use(checkoutCors(isCheckoutPath));
   app.use(wellFormedUrl(deps));
   // Not on the token endpoint: its request is a form, and a JSON body there (even a malformed one)

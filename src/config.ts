@@ -1,6 +1,7 @@
 // Owns the sandbox's configuration: defaults, environment variables and their parsing.
 // Flags are parsed in cli.ts and win over the environment; programmatic callers pass SandboxConfig directly.
 import { LIMITS } from './limits.js';
+import { DEFAULT_TOKEN_TTL_SECONDS } from './auth/tokens.js';
 
 export type Environment = 'production' | 'demo';
 export const ENVIRONMENTS: readonly Environment[] = ['production', 'demo'];
@@ -35,6 +36,8 @@ export interface SandboxConfig {
   flushDelayMs: number;
   /** Size of each account's request journal ring. */
   journalSize: number;
+  /** Life of access and checkout tokens in real seconds (`expires_in`); at least 1. */
+  tokenTtl: number;
 }
 
 export const VERSION = '0.1.0';
@@ -67,6 +70,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     realTimeTicks: false,
     flushDelayMs: 50,
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
+    tokenTtl: positiveFrom(env.SANDBOX_TOKEN_TTL, DEFAULT_TOKEN_TTL_SECONDS, 'SANDBOX_TOKEN_TTL'),
   };
 }
 
@@ -74,6 +78,12 @@ export function intFrom(raw: string | undefined, fallback: number, name: string)
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number >= 0, got "${raw}"`);
+  return value;
+}
+
+function positiveFrom(raw: string | undefined, fallback: number, name: string): number {
+  const value = intFrom(raw, fallback, name);
+  if (value < 1) throw new Error(`${name} must be a whole number >= 1, got "${raw}"`);
   return value;
 }
 

@@ -10,6 +10,7 @@ import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/store.js';
 import type { BlobStore } from './store/blobs.js';
+import type { Activity } from './stream/activity.js';
 
 export interface Deps {
   config: SandboxConfig;
@@ -17,6 +18,8 @@ export interface Deps {
   blobs: BlobStore;
   scheduler: Scheduler;
   events: Events;
+  /** Delivery attempts, journaled requests and clock advances, for the live stream. */
+  activity: Activity;
   partners: Partners;
   tokens: TokenSigner;
   rateLimiter: RateLimiter;

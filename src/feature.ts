@@ -1,5 +1,6 @@
 // Owns the shape of a feature: the operations it answers, the control-plane operations it adds,
-// interceptors that may answer first, and its installation (due-job kinds, listeners, extra routes).
+// interceptors that may answer first, its installation (due-job kinds, listeners, extra routes), and
+// the pages it offers a person (linked from the landing page).
 import type { Express } from 'express';
 import type { Deps } from './deps.js';
 import type { Handler } from './http/context.js';
@@ -17,4 +18,12 @@ export interface Feature {
   install?(deps: Deps): void;
   /** Express routes outside the two OpenAPI documents (hosted pages, signed files). */
   routes?(app: Express, deps: Deps): void;
+  /** Pages a person can open, linked from the landing page at / (the web inspector at /_sandbox/ui is one). */
+  pages?: PageLink[];
+}
+
+export interface PageLink {
+  path: string;
+  title: string;
+  description: string;
 }

@@ -4,8 +4,11 @@ import { createServer, type Server } from 'node:http';
 import ipaddr from 'ipaddr.js';
 import type { AddressInfo } from 'node:net';
 import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './app.js';
-import type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
+import { defaultConfig, type DefaultCredentials, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
+import { didYouMean } from './suggest.js';
+import { tokenRequestInit } from './auth/tokens.js';
+import { streamHub } from './stream/feature.js';
 import type { HttpErrorBody } from './http/errors.js';
 import { answerClientErrors } from './http/client-error.js';
 import { LIMITS } from './limits.js';
@@ -71,7 +74,22 @@ export interface RunningSandbox {
   clearScenarios(account?: AccountSelector): Promise<number>;
 }
 
+/** Every option startSandbox() knows: the config's fields and `overrides`. */
+const KNOWN_OPTIONS: readonly string[] = [...Object.keys(defaultConfig({})), 'overrides'];
+
+/**
+ * Refuse options startSandbox() does not know, naming each with the nearest valid one: a misspelt
+ * option (`{ data: 'x.json' }` for `dataFile`) would otherwise be ignored and, say, nothing persisted.
+ */
+function checkOptions(options: object): void {
+  const unknown = Object.keys(options).filter((name) => !KNOWN_OPTIONS.includes(name));
+  if (unknown.length) {
+    throw new TypeError(`${unknown.map((name) => `unknown option ${name}${didYouMean(name, KNOWN_OPTIONS)}`).join('; ')} (startSandbox options: ${KNOWN_OPTIONS.join(', ')})`);
+  }
+}
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  checkOptions(options);
   const { overrides, ...config } = options;
   // A test runner's output should not carry a log line per request: warn unless asked otherwise.
   const deps = await createDeps(
@@ -106,14 +124,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
 
   const token = async (environment: Environment = 'production'): Promise<string> => {
     const { client_id, client_secret } = deps.config.credentials[environment];
-    const res = await fetch(`${url}${prefix(environment)}/oauth/token`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}`,
-        'Content-Type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials',
-    });
+    const res = await fetch(`${url}${prefix(environment)}/oauth/token`, tokenRequestInit(client_id, client_secret));
     const body = await readBody(res);
     if (!res.ok) throw new SandboxRequestError(res.status, body, 'POST /oauth/token');
     return (body as { access_token: string }).access_token;
@@ -147,6 +158,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     token,
     close: () => (closing ??= (async () => {
       deps.scheduler.stopTicking();
+      // Live streams never end by themselves: end them first, or server.close() would wait for ever.
+      await streamHub(deps)?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -154,6 +167,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       await deps.scheduler.idle();
       for (const close of deps.services.values()) await (close as { close?: () => Promise<void> })?.close?.();
       await deps.store.close();
+      await deps.blobs.close();
     })()),
     // Through the control plane, so the helpers do exactly what a partner's HTTP calls would do.
     reset: async (account) => {

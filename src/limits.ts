@@ -52,4 +52,59 @@ export const LIMITS = {
   partnersPerServer: 1_000,
   /** Due jobs run by one clock advance before it stops (a runaway guard). */
   jobsPerRun: 100_000,
+  /** Live streams (GET /_sandbox/stream) open at once on one server. Beyond: 429 too_many_streams. */
+  streamConnections: 32,
+  /** Bytes of one stream a client has not read yet; beyond, the client is cut (it reconnects and re-reads history). */
+  streamBufferBytes: 1 * MB,
+  /** A heartbeat comment on every open stream this often (real time). */
+  streamHeartbeatMs: 15_000,
+  /** Lines of an invoice or a bill (create, patch, OCR extraction). Beyond: 400 naming line_items. */
+  lineItems: 100,
+  /** Payment methods one customer holds. Beyond: 422 naming the customer. */
+  paymentMethodsPerCustomer: 100,
+  /** Entries of a bill's status_history kept; older ones are dropped. */
+  billStatusHistory: 1000,
+  /** A bill's vendor_payments shown in its answer: the newest. */
+  billVendorPaymentsShown: 100,
+  /** A vendor's data requests listed: the newest. */
+  vendorDataRequestsShown: 100,
+  /** Transactions in one payout; a payment beyond starts another payout for that customer. */
+  payoutTransactions: 1000,
+  /** --scenario documents at start. Beyond: the start is refused. */
+  globalScenarios: 100,
+  /**
+   * String lengths. The OpenAPI documents carry every string's maxLength (request validation refuses
+   * longer ones with the field named); these are the ones the server also applies to text it reads
+   * itself (OCR), and that tests compare with the documents.
+   */
+  nameChars: 255,
+  textChars: 5000,
+  emailChars: 254,
+  urlChars: 2048,
+  /**
+   * Stored documents (invoice PDFs, bill uploads) one account keeps, on disk. Beyond: 422
+   * limit_reached. Replaced invoice PDFs and reset accounts free theirs; a deleted bill keeps its
+   * document (it stays readable with include_deleted).
+   */
+  blobBytesPerAccount: 100 * MB,
+  /** Active webhook subscriptions per account (Stripe allows 16 endpoints). Beyond: 422 limit_reached. */
+  webhookSubscriptionsPerAccount: 50,
+  /** Deleted (inactive) subscriptions still listed per account; the oldest beyond this are dropped. */
+  webhookDeletedSubscriptionsKept: 100,
+  /**
+   * Webhook history kept per account: settled deliveries (GET /webhooks/events), the event log and
+   * delivery attempts (GET /_sandbox/webhooks/deliveries), each at most this many, the oldest dropped.
+   * Queued (pending or failed-awaiting-retry) deliveries and their events are never dropped.
+   */
+  webhookHistoryEntries: 10_000,
+  /** ... and nothing older than this many days on the account clock (Stripe keeps events 30 days). */
+  webhookHistoryDays: 30,
+  /** Idempotency keys (checkout payments, vendor payments) are remembered this long on the account clock, as Stripe does. */
+  idempotencyKeyHours: 24,
+  /** ... and at most this many per account and kind, the oldest forgotten first. */
+  idempotencyKeysPerAccount: 10_000,
+  /** Scenario documents loaded through the control plane per account. Beyond: 422 limit_reached. */
+  scenariosPerAccount: 100,
+  /** The rate limit's window; a key idle for longer has its bucket dropped. */
+  rateLimitWindowMs: 1000,
 } as const;

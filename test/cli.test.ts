@@ -1,61 +1,35 @@
 // The command line as a partner runs it: --help, --version, a bad flag, the startup line on port 0,
 // environment variables, and SIGTERM flushing a --data file. The sources are transpiled (no type
 // check; npm test runs tsc) into node_modules/.cache once, so each case spawns a real node process.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import ts from 'typescript';
+import { dirname, join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { buildCli, childEnv, ROOT, spawnProcess, type BuiltCli } from './cli-harness.js';
 
-const ROOT = process.cwd();
-// Inside the repository so the compiled files resolve node_modules; ../../openapi from dist/http.
-const OUT = join(ROOT, 'node_modules', '.cache', `billing-sandbox-cli-test-${process.pid}`);
-const CLI = join(OUT, 'dist', 'cli.js');
+jest.setTimeout(90_000); // each case spawns node processes (two for a restart), slow on a loaded machine
+
+let built: BuiltCli;
+let CLI: string;
 let scratch: string;
 const running: ChildProcess[] = [];
 
-function transpileTree(from: string, to: string) {
-  for (const entry of readdirSync(from, { withFileTypes: true })) {
-    const source = join(from, entry.name);
-    if (entry.isDirectory()) transpileTree(source, join(to, entry.name));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-      const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-        fileName: source,
-      });
-      mkdirSync(to, { recursive: true });
-      writeFileSync(join(to, entry.name.replace(/\.ts$/, '.js')), outputText);
-    } else if (entry.name.endsWith('.json')) {
-      mkdirSync(to, { recursive: true });
-      cpSync(source, join(to, entry.name));
-    }
-  }
-}
-
 beforeAll(() => {
-  transpileTree(join(ROOT, 'src'), join(OUT, 'dist'));
-  writeFileSync(join(OUT, 'package.json'), JSON.stringify({ type: 'module' }));
-  for (const dir of ['openapi', 'scenarios', 'fixtures', 'src']) {
-    if (existsSync(join(ROOT, dir))) symlinkSync(relative(OUT, join(ROOT, dir)), join(OUT, dir));
-  }
+  built = buildCli('cli-test');
+  CLI = built.cli;
   scratch = mkdtempSync(join(tmpdir(), 'billing-sandbox-cli-'));
 });
 
 afterAll(() => {
   for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
-  rmSync(OUT, { recursive: true, force: true });
+  built.remove();
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** Environment for a child: nothing of the contract's variables leaks in from the test runner. */
-function childEnv(extra: Record<string, string> = {}) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(PORT|HOST|SANDBOX_\w+|NODE_OPTIONS)$/.test(k)));
-  return { ...env, SANDBOX_LOG_LEVEL: 'silent', ...extra };
-}
-
 function runSync(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [CLI, ...args], { env: childEnv(env), encoding: 'utf8', timeout: 15000 });
+  return spawnSync(process.execPath, [CLI, ...args], { env: childEnv(env), encoding: 'utf8', timeout: 40000 });
 }
 
 interface Started {
@@ -73,7 +47,7 @@ function start(args: string[], env: Record<string, string> = {}): Promise<Starte
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`no startup line; stdout=${out} stderr=${err}`)), 15000);
+    const timer = setTimeout(() => reject(new Error(`no startup line; stdout=${out} stderr=${err}`)), 40000);
     child.stderr!.on('data', (chunk) => (err += chunk));
     child.stdout!.on('data', (chunk) => {
       out += chunk;
@@ -108,6 +82,7 @@ describe('billing-sandbox CLI', () => {
       ['--fixtures', 'SANDBOX_FIXTURES'], ['--scenario', 'SANDBOX_SCENARIOS'], ['--rate-limit', 'SANDBOX_RATE_LIMIT'],
       ['--allow-http-webhooks', 'SANDBOX_ALLOW_HTTP_WEBHOOKS'], ['--allow-private-urls', 'SANDBOX_ALLOW_PRIVATE_URLS'],
       ['--public-url', 'SANDBOX_PUBLIC_URL'], ['--admin-token', 'SANDBOX_ADMIN_TOKEN'], ['--log-level', 'SANDBOX_LOG_LEVEL'],
+      ['--token-ttl', 'SANDBOX_TOKEN_TTL'],
     ]) {
       expect(res.stdout).toContain(flag);
       expect(res.stdout).toContain(env);
@@ -187,5 +162,90 @@ describe('billing-sandbox CLI', () => {
     expect(((await got.json()) as { name: string }).name).toBe('Flushed Ltd');
     second.child.kill('SIGTERM');
     expect(await second.exit).toBe(0);
+  }, 60_000); // two cold starts: 20 s is too tight on a loaded machine
+
+  it('keeps every acknowledged write when killed with SIGKILL right after the acknowledgements', async () => {
+    const file = join(scratch, 'killed', 'sandbox.json');
+    mkdirSync(dirname(file), { recursive: true });
+    const first = await start(['--port', '0', '--data', file, '--rate-limit', '0']);
+    const { token: access } = await token(first.url);
+    const create = (i: number) => fetch(`${first.url}/customers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${access}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `Acknowledged ${i}`, external_id: `ack-${i}` }),
+    }).then(async (res) => ({ status: res.status, id: ((await res.json()) as { id: string }).id }));
+    // Concurrent writes (they share file writes), then more one after the other.
+    const made = await Promise.all(Array.from({ length: 30 }, (_, i) => create(i)));
+    for (let i = 30; i < 35; i++) made.push(await create(i));
+    expect(made.map((m) => m.status)).toEqual(Array(35).fill(201));
+    // No grace: the process dies the moment the last acknowledgement has arrived.
+    first.child.kill('SIGKILL');
+    await first.exit;
+    const saved = JSON.parse(readFileSync(file, 'utf8'));
+    const stored = saved.accounts['ptn_default:production'].collections.customers.items;
+    expect(made.filter((m) => !stored[m.id]).map((m) => m.id)).toEqual([]);
+
+    const second = await start(['--port', '0', '--data', file, '--rate-limit', '0']);
+    const again = await token(second.url);
+    for (const { id } of made) {
+      const got = await fetch(`${second.url}/customers/${id}`, { headers: { Authorization: `Bearer ${again.token}` } });
+      expect(got.status).toBe(200);
+    }
+    second.child.kill('SIGTERM');
+    expect(await second.exit).toBe(0);
+  }, 60_000);
+});
+
+/** Processes of a process group (Linux /proc), to prove nothing is left behind. */
+function groupMembers(pgid: number): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') found.push(Number(name));
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return found;
+}
+
+async function gone(pgid: number): Promise<number[]> {
+  // Real time here is the child's own shutdown, not a sleep standing in for the sandbox clock.
+  for (let i = 0; i < 100 && groupMembers(pgid).length; i++) await new Promise((r) => setTimeout(r, 100));
+  return groupMembers(pgid);
+}
+
+const onLinux = process.platform === 'linux' ? describe : describe.skip;
+
+onLinux('npx billing-sandbox and signals (issue 17 item 7)', () => {
+  it.each([
+    ['SIGTERM to npx alone (a supervisor stopping the process it started)', 'npx'],
+    ['Ctrl-C (SIGINT to the whole foreground process group)', 'group'],
+  ])('%s stops every process and flushes the --data file', async (_what, target) => {
+    const file = join(scratch, `npx-${target}`, 'sandbox.json');
+    mkdirSync(dirname(file), { recursive: true });
+    // npm exec runs the package's bin through `sh -c`, as `npx billing-sandbox` does for a user.
+    const run = spawnProcess('npx', ['--no-install', 'billing-sandbox', '--port', '0', '--data', file], childEnv(), { cwd: built.dir, detached: true });
+    running.push(run.child);
+    const line = await run.waitFor(/listening on (\S+)/);
+    const url = /listening on (\S+)/.exec(line)![1];
+    const pgid = run.child.pid!;
+    expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(2);
+    const { token: access } = await token(url);
+    const made = await fetch(`${url}/customers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${access}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Signalled Ltd', external_id: `signal-${target}` }),
+    });
+    expect(made.status).toBe(201);
+    if (target === 'npx') process.kill(pgid, 'SIGTERM');
+    else process.kill(-pgid, 'SIGINT');
+    await run.exit;
+    expect(await gone(pgid)).toEqual([]);
+    expect(readFileSync(file, 'utf8')).toContain(`signal-${target}`);
+    await expect(fetch(`${url}/_sandbox/health`)).rejects.toThrow();
   });
 });

@@ -30,6 +30,17 @@ describe('customers', () => {
     ]);
   });
 
+  it('shows every field it never set as null, as invoices do, in the answer, the list and a user', async () => {
+    const res = await api.post('/customers', { name: 'Bare Co' });
+    expect(res.status).toBe(201);
+    const never = ['legal_name', 'ein', 'email', 'external_id', 'street_address', 'sub_premise', 'city', 'state', 'postal_code', 'country', 'default_payment_method_id', 'customer_integration_id'];
+    for (const field of never) expect(res.body).toHaveProperty(field, null);
+    expect((await api.get('/customers')).body.data[0]).toEqual(res.body);
+    const user = await api.post(`/customers/${res.body.id}/users`, { email: 'only@bare.test' });
+    expect(user.status).toBe(201);
+    expect(user.body).toMatchObject({ email: 'only@bare.test', first_name: null, last_name: null, job_title: null, phone: null });
+  });
+
   it('refuses a second customer with the same external_id with 400 bad_request and stores nothing', async () => {
     await api.post('/customers', { name: 'A', external_id: 'dup' }).expect(201);
     const res = await api.post('/customers', { name: 'B', external_id: 'dup' });

@@ -6,7 +6,7 @@ import { control, customer, events, invoice, syncedInvoice } from './receivables
 let sb: TestSandbox;
 let api: Api;
 let token: string;
-/** Advance the default account's clock, then take a fresh token (tokens expire on the clock too). */
+/** Advance the default account's clock; the session's token keeps working (tokens live in real time). */
 const { advance } = useSession((session) => ({ sb, api, token } = session));
 
 describe('creating invoices', () => {

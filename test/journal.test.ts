@@ -44,8 +44,7 @@ describe('request journal', () => {
 
   it('stamps entries with the account clock', async () => {
     await sb.advance(3600 * 24).expect(200);
-    const fresh = sb.as(await sb.token());
-    await fresh.get('/customers');
+    await sb.as(token).get('/customers');
     expect((await journal('?limit=1')).body.data[0].at).toBe('2026-03-03T09:00:00.000Z');
   });
 

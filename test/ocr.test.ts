@@ -205,3 +205,20 @@ describe('the bill document link', () => {
     expect((await p.api.get('/bills/bill_nope/document')).status).toBe(404);
   });
 });
+
+describe('what a document says is held to the documented lengths', () => {
+  it('clips an endless vendor line and description, and keeps at most 100 line items', async () => {
+    const { extractFields } = await import('../src/ocr/ocr.js');
+    const { LIMITS } = await import('../src/limits.js');
+    const lines = [
+      `Vendor: ${'Acme '.repeat(200)}`,
+      `Description: ${'supplies '.repeat(1000)}`,
+      ...Array.from({ length: 150 }, (_, i) => `Item ${i} 1 x $2.00 $2.00`),
+    ];
+    const found = extractFields(lines.join('\n'));
+    expect(found.vendor_name?.length).toBe(LIMITS.nameChars);
+    expect(found.description?.length).toBe(LIMITS.textChars);
+    expect(found.line_items.length).toBeLessThanOrEqual(LIMITS.lineItems);
+    expect(found.line_items.length).toBeGreaterThan(0);
+  });
+});

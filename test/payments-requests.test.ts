@@ -8,7 +8,7 @@ import { card, control, customer, events, invoice } from './receivables-helpers.
 let sb: TestSandbox;
 let api: Api;
 let token: string;
-/** Advance the default account's clock, then take a fresh token (tokens expire on the clock too). */
+/** Advance the default account's clock; the session's token keeps working (tokens live in real time). */
 const { advance } = useSession((session) => ({ sb, api, token } = session));
 
 const VALID = { amount: 49.99, currency: 'USD', redirect_url: 'https://shop.example/thanks', reference_id: 'order-5521' };

@@ -7,7 +7,7 @@ import { bank, card, control, customer, events, invoice } from './receivables-he
 let sb: TestSandbox;
 let api: Api;
 let token: string;
-/** Advance the default account's clock, then take a fresh token (tokens expire on the clock too). */
+/** Advance the default account's clock; the session's token keeps working (tokens live in real time). */
 const { advance } = useSession((session) => ({ sb, api, token } = session));
 
 async function pay(invoiceId: string, body: object = {}) {

@@ -24,6 +24,7 @@ function eventCount(): number {
 }
 
 describe('Prefer: code=NNN', () => {
+  // PATCH /bills/{id} documents all of these.
   const errors: Array<[number, string]> = [
     [400, 'bad_request'],
     [401, 'unauthorized'],
@@ -34,14 +35,21 @@ describe('Prefer: code=NNN', () => {
     [429, 'rate_limit_exceeded'],
     [500, 'internal_error'],
     [503, 'service_unavailable'],
-    [418, 'client_error'],
-    [504, 'server_error'],
   ];
-  it.each(errors)('answers %i with a realistic HttpError (%s) and creates nothing', async (status, code) => {
-    const res = await api.post('/customers', { name: 'Forced' }).set('Prefer', `code=${status}`);
+  it.each(errors)('answers %i with a realistic HttpError (%s) and changes nothing', async (status, code) => {
+    const vendor = (await api.post('/vendors', { name: 'Forced Supply' }).expect(201)).body;
+    const bill = (await api.post('/bills', { vendor_id: vendor.id, amount: 10 }).expect(201)).body;
+    const res = await api.patch(`/bills/${bill.id}`, { amount: 99 }).set('Prefer', `code=${status}`);
     expect(res.status).toBe(status);
     expect(res.body).toEqual({ code, message: expect.any(String), validation_errors: {} });
     expect(res.body.message).not.toMatch(/\{/);
+    expect((await api.get(`/bills/${bill.id}`)).body.amount).toBe(10);
+  });
+
+  it('creates nothing when a creation is forced to fail', async () => {
+    const res = await api.post('/customers', { name: 'Forced' }).set('Prefer', 'code=503');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
     expect((await api.get('/customers')).body.data).toEqual([]);
     expect(eventCount()).toBe(0);
   });
@@ -102,12 +110,21 @@ describe('Prefer: code=NNN', () => {
     ['code=600', 'above 599'],
     ['code=302', 'a redirect'],
     ['code=200', 'an undocumented success status of createCustomer'],
+    ['code=404', 'an error status createCustomer does not document'],
+    ['code=418', 'a status no operation documents'],
+    ['code=504', 'a status no operation documents'],
   ];
   it.each(refusals)('refuses Prefer: %s (%s) with 400 naming Prefer, and creates nothing', async (prefer) => {
     const res = await api.post('/customers', { name: 'X' }).set('Prefer', prefer);
     expect(res.status).toBe(400);
     expect(res.body.validation_errors).toHaveProperty('Prefer');
     expect((await api.get('/customers')).body.data).toEqual([]);
+  });
+
+  it('names the statuses the operation does document when it refuses one', async () => {
+    const res = await api.get('/customers').set('Prefer', 'code=404');
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors.Prefer).toBe('code=404 is not an answer listCustomers documents (it documents 200, 400, 401, 403, 429, 500, 503)');
   });
 
   it('answers DELETE /webhooks/{id} with an example that reads like a real deletion (is_active false)', async () => {

@@ -98,6 +98,21 @@ describe('bank accounts', () => {
   });
 });
 
+describe('how many methods a customer holds', () => {
+  it('refuses the 101st payment method with 422 naming the customer, and adds nothing', async () => {
+    const cus = await customer(api);
+    for (let i = 0; i < 100; i++) await card(api, cus);
+    const res = await api.post(`/customers/${cus}/payment-methods/card`, { card_provider_token: 'tok_visa', provider: 'evervault' });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.validation_errors)).toEqual(['customer_id']);
+    const listed = await api.get(`/customers/${cus}/payment-methods`);
+    expect(listed.body.data).toHaveLength(100);
+    // Deleting one makes room again.
+    expect((await api.delete(`/customers/${cus}/payment-methods/${listed.body.data[0].id}`)).status).toBe(201);
+    expect((await api.post(`/customers/${cus}/payment-methods/card`, { card_provider_token: 'tok_visa', provider: 'evervault' })).status).toBe(201);
+  });
+});
+
 describe('default, delete, cvv and fees', () => {
   it('moves the default with default_payment_method_changed, and deleting the default leaves none', async () => {
     const first = await card(api, cus);

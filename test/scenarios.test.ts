@@ -49,7 +49,7 @@ describe('loading scenario documents', () => {
     const res = await load({
       name: 'approval outage',
       description: 'Customer creation is refused twice, then works.',
-      rules: [{ match: { method: 'POST', path: '/customers' }, times: 2, respond: { status: 409, code: 'invalid_state', message: 'Busy, try again' } }],
+      rules: [{ match: { method: 'POST', path: '/customers' }, times: 2, respond: { status: 422, code: 'invalid_state', message: 'Busy, try again' } }],
     });
     expect(res.status).toBe(201);
     expect(res.body.id).toMatch(/^scn_/);
@@ -58,9 +58,9 @@ describe('loading scenario documents', () => {
       { id: res.body.id, name: 'approval outage', description: 'Customer creation is refused twice, then works.', scope: 'account', rules_count: 1, loaded_at: expect.any(String) },
     ]);
     const first = await api.post('/customers', { name: 'A' });
-    expect(first.status).toBe(409);
+    expect(first.status).toBe(422);
     expect(first.body).toEqual({ code: 'invalid_state', message: 'Busy, try again', validation_errors: {} });
-    expect((await api.post('/customers', { name: 'A' })).status).toBe(409);
+    expect((await api.post('/customers', { name: 'A' })).status).toBe(422);
     expect(await customerCount()).toBe(0);
     expect(customerEvents()).toBe(0);
     expect((await api.post('/customers', { name: 'A' })).status).toBe(201);
@@ -127,6 +127,8 @@ describe('loading scenario documents', () => {
     ['an unknown method', { name: 'x', rules: [{ match: { method: 'FETCH' }, respond: { status: 503 } }] }, 'rules[0].match.method'],
     ['a redirect status', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 302 } }] }, 'rules[0].respond.status'],
     ['a success status the named operation does not document', { name: 'x', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 200 } }] }, 'rules[0].respond.status'],
+    ['an error status the named operation does not document', { name: 'x', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 404 } }] }, 'rules[0].respond.status'],
+    ['a code the API never sends (HttpError.code lists them)', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 503, code: 'teapot' } }] }, 'rules[0].respond.code'],
     ['a header name that is not an RFC 7230 token', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 503, headers: { 'Bad Header': 'x' } } }] }, 'rules[0].respond.headers.Bad Header'],
     ['a header value with CR LF', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 503, headers: { 'X-Evil': 'a\r\nSet-Cookie: session=1' } } }] }, 'rules[0].respond.headers.X-Evil'],
     ['a header value with a control character', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 503, headers: { 'X-Bell': 'a\u0007' } } }] }, 'rules[0].respond.headers.X-Bell'],
@@ -158,7 +160,7 @@ describe('loading scenario documents', () => {
     // The operation checks run on a document that fits the schema.
     const undocumented = await load({ name: 'x', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 204 } }] });
     expect(undocumented.body.validation_errors).toEqual({
-      'rules[0].respond.status': '204 is not a documented success status of createCustomer (201): use one of those, an error status, or give a respond.body',
+      'rules[0].respond.status': '204 is not an answer createCustomer documents (it documents 201, 400, 401, 403, 413, 422, 429, 500, 503): use one of those, or give a respond.body',
     });
   });
 
@@ -181,13 +183,21 @@ describe('loading scenario documents', () => {
     expect(res.body).toEqual({
       code: 'bad_request',
       message: `Scenario ${id} rule 0 answers 200, which createCustomer does not document.`,
-      validation_errors: { 'rules[0].respond.status': expect.stringMatching(/200 is not a documented success status of createCustomer \(201\)/) },
+      validation_errors: { 'rules[0].respond.status': expect.stringMatching(/^200 is not an answer createCustomer documents \(it documents 201, 400, /) },
     });
     expect(await customerCount()).toBe(0);
     expect(customerEvents()).toBe(0);
     // An operation that documents 200 gets its documented example.
     const listed = await api.post(`/customers/cus_x/payment-methods/pm_x/fees`, { amount: '10' });
     expect(listed.status).toBe(200);
+  });
+
+  it('holds at most 100 documents per account: the 101st answers 422 and loads nothing', async () => {
+    for (let i = 0; i < 100; i++) await load({ name: `doc ${i}`, rules: [{ match: { operation: 'listCustomers' }, delay_ms: 0 }] }).expect(201);
+    const res = await load({ name: 'one too many', rules: [{ match: { operation: 'listCustomers' }, delay_ms: 0 }] });
+    expect(res.status).toBe(422);
+    expect(res.body.validation_errors).toHaveProperty('body');
+    expect((await sb.http.get('/_sandbox/scenarios')).body.data).toHaveLength(100);
   });
 
   it('refuses a missing body, naming the body', async () => {
@@ -357,10 +367,10 @@ describe('probability', () => {
   it('never fires at 0 and always fires at 1', async () => {
     await load({ name: 'p', rules: [
       { match: { operation: 'listCustomers' }, probability: 0, respond: { status: 500 } },
-      { match: { operation: 'getCustomer' }, probability: 1, respond: { status: 502 } },
+      { match: { operation: 'getCustomer' }, probability: 1, respond: { status: 503 } },
     ] }).expect(201);
     expect(await statuses(5, () => api.get('/customers'))).toEqual([200, 200, 200, 200, 200]);
-    expect(await statuses(3, () => api.get('/customers/cus_x'))).toEqual([502, 502, 502]);
+    expect(await statuses(3, () => api.get('/customers/cus_x'))).toEqual([503, 503, 503]);
   });
 });
 

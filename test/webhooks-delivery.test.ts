@@ -102,7 +102,6 @@ describe('delivery', () => {
     // Paused: nothing more, however long the clock runs.
     await w.sb.advance(7 * 86_400).expect(200);
     expect(w.receiver.deliveries).toHaveLength(6);
-    await w.fresh();
     const [record] = (await history()).data;
     expect(record).toMatchObject({ status: 'failed', attempts: 6, last_error: 'receiver answered 500', last_attempt_at: at(10890), next_attempt_at: null });
   });
@@ -145,7 +144,6 @@ describe('delivery', () => {
     await w.settle();
     await w.sb.advance(20_000).expect(200);
     expect(w.receiver.deliveries).toHaveLength(6);
-    await w.fresh();
     for (let i = 1; i < 25; i++) ids.push(await customer(`C${i}`));
     await w.settle();
     expect(w.receiver.deliveries).toHaveLength(6); // paused: new events only queue
@@ -175,7 +173,6 @@ describe('delivery', () => {
     await customer('C0');
     await w.settle();
     await w.sb.advance(20_000).expect(200);
-    await w.fresh();
     const now = 20_000;
     expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 1 });
     await w.settle();

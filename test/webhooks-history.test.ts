@@ -18,10 +18,8 @@ describe('history date filters', () => {
     const created = async (name: string) => (await sandbox.api.post('/customers', { name }).expect(201)).body.id as string;
     const monday = await created('Monday');
     await sandbox.sb.advance(86_400).expect(200);
-    await sandbox.fresh();
     const tuesday = await created('Tuesday');
     await sandbox.sb.advance(14 * 3600 + 59 * 60 + 30).expect(200);
-    await sandbox.fresh();
     const late = await created('Late Tuesday');
     await sandbox.settle();
     const ids = async (query: string) => {
@@ -41,6 +39,44 @@ describe('history date filters', () => {
       const res = await sandbox.api.get(`/webhooks/events${bad}`);
       expect(res.status).toBe(400);
       expect(Object.keys(res.body.validation_errors)).toEqual([bad.slice(1, bad.indexOf('='))]);
+    }
+  });
+});
+
+describe('history date filters without an offset', () => {
+  it('reads 2026-03-02T10:00:00 as UTC whatever the process time zone, and refuses times that do not exist', async () => {
+    const zone = process.env.TZ;
+    // A zone far from UTC: a server that read offset-less times as local time would be off by hours.
+    process.env.TZ = 'America/New_York';
+    try {
+      w = await webhookSandbox();
+      const sandbox = w;
+      await sandbox.subscribe('customer_created');
+      const created = async (name: string) => (await sandbox.api.post('/customers', { name }).expect(201)).body.id as string;
+      const nine = await created('At nine'); // START is 2026-03-02T09:00:00Z
+      await sandbox.sb.advance(3600).expect(200);
+      await sandbox.fresh();
+      const ten = await created('At ten');
+      await sandbox.settle();
+      const ids = async (query: string) => {
+        const res = await sandbox.api.get(`/webhooks/events?${query}`);
+        expect(res.status).toBe(200);
+        return res.body.data.map((r: { entity_id: string }) => r.entity_id);
+      };
+      expect(await ids('from_date=2026-03-02T10:00:00')).toEqual([ten]);
+      expect(await ids('from_date=2026-03-02T10:00:01')).toEqual([]);
+      expect(await ids('to_date=2026-03-02T09:30')).toEqual([nine]);
+      expect(await ids('from_date=2026-03-02T09:00&to_date=2026-03-02T09:59:59.999')).toEqual([nine]);
+      expect(await ids(`from_date=${encodeURIComponent('2026-03-02T11:00:00+01:00')}`)).toEqual([ten]);
+      expect(await ids(`to_date=${encodeURIComponent('2026-03-02T05:00:00-04:00')}`)).toEqual([nine]);
+      for (const [field, bad] of [['from_date', '2026-02-30T10:00:00'], ['to_date', '2026-03-02T25:00:00'], ['from_date', '2026-03-02T10:61'], ['to_date', '2026-03-02T10']]) {
+        const res = await sandbox.api.get(`/webhooks/events?${field}=${bad}`);
+        expect(res.status).toBe(400);
+        expect(Object.keys(res.body.validation_errors)).toEqual([field]);
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
     }
   });
 });

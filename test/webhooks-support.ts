@@ -26,7 +26,7 @@ export interface WebhookSandbox {
   /** Wait for every delivery that is due now (what POST /_sandbox/clock/advance also waits for). */
   settle(account?: Account): Promise<void>;
   subscribe(topic: string, path?: string, secret?: string): Promise<{ id: string }>;
-  /** A new access token (tokens expire after an hour on the account clock), for `api`. */
+  /** A new access token, for `api` (tokens expire after an hour of real time: `sb.time.now`). */
   fresh(): Promise<void>;
   close(): Promise<void>;
 }

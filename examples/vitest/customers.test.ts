@@ -47,11 +47,9 @@ describe('customers against the sandbox', () => {
     expect((await api('GET', '/customers')).status).toBe(200);
   });
 
-  it('moves the account clock: a token expires after an hour', async () => {
-    const now = await sandbox.advanceClock(3601);
-    expect(Date.parse(now)).toBeGreaterThan(Date.now() + 3600_000);
-    expect((await api('GET', '/customers')).status).toBe(401);
-    token = await sandbox.token();
+  it('moves the account clock a month on; the token keeps working (tokens live in real time)', async () => {
+    const now = await sandbox.advanceClock(31 * 86400);
+    expect(Date.parse(now)).toBeGreaterThan(Date.now() + 30 * 86400_000);
     expect((await api('GET', '/customers')).status).toBe(200);
   });
 

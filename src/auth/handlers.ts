@@ -3,7 +3,7 @@
 import type { Handler } from '../http/context.js';
 import { ApiError, Errors } from '../http/errors.js';
 import { loadDocument } from '../http/openapi.js';
-import { ACCESS_TOKEN_TTL_SECONDS, scopeAllows } from './tokens.js';
+import { scopeAllows, tokenGeneration } from './tokens.js';
 
 let known: Set<string> | undefined;
 /** Every scope the API document's OAuth scheme defines. */
@@ -37,8 +37,8 @@ export const createToken: Handler = async ({ deps, principal, account, body }) =
   if (body?.grant_type !== 'client_credentials') throw new ApiError(Errors.invalidGrant, { validation_errors: { grant_type: 'must be client_credentials' } });
   const scope = grantedScope(principal.scope, body.scope);
   const accessToken = await deps.tokens.signAccess(
-    { partner_id: principal.partner_id, environment: principal.environment, client_id: principal.client_id as string, scope },
-    account.clock.nowMs(),
+    { partner_id: principal.partner_id, environment: principal.environment, client_id: principal.client_id as string, scope, gen: tokenGeneration(account) },
+    deps.realNow(), // real time, not the account clock: clients cache tokens by wall-clock expires_in
   );
-  return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS }, headers: { 'Cache-Control': 'no-store' } };
+  return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: deps.tokens.ttlSeconds }, headers: { 'Cache-Control': 'no-store' } };
 };

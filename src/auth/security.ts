@@ -1,12 +1,14 @@
 // Owns the checks behind the document's security schemes: OAuth access tokens (with scopes, key
 // revocation, environment and the per-key rate limit), checkout tokens for the checkout surface,
-// and the token endpoint's client credentials (Basic).
+// and the token endpoint's client credentials (Basic). Access and checkout tokens expire in real
+// time (deps.realNow), never on the account clock, or when the account's tokens are expired through
+// the control plane.
 import type { Context } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { ApiError, Errors } from '../http/errors.js';
 import type { Principal } from '../http/context.js';
 import type { RequestState, SecurityHandler } from '../http/router.js';
-import { TokenSigner, scopeAllows, scopeClaim, type AccessClaims } from './tokens.js';
+import { assertCurrentGeneration, scopeAllows, scopeClaim, type AccessClaims } from './tokens.js';
 import { parseBasic } from './partners.js';
 
 export const CHECKOUT_AUDIENCE = 'checkout';
@@ -18,6 +20,7 @@ export interface CheckoutClaims {
   invoice_id: string;
   environment: string;
   exp: number;
+  gen?: number;
 }
 
 function bearer(state: RequestState): string {
@@ -27,14 +30,23 @@ function bearer(state: RequestState): string {
   return match[1];
 }
 
-/** The account whose clock decides expiry: named by the (not yet verified) claims. */
-function claimedAccount(deps: Deps, token: string, state: RequestState) {
-  const claimed = TokenSigner.peek(token);
-  const partnerId = claimed?.partner_id;
-  if (typeof partnerId !== 'string' || !Object.hasOwn(deps.store.data.partners, partnerId)) {
+/**
+ * A token's claims, checked in real time, naming a partner that exists, and not expired by
+ * POST /_sandbox/tokens/expire on the account it names.
+ */
+async function verifiedClaims<T extends { partner_id: string; environment: string; gen?: number }>(deps: Deps, verify: (now: Date) => Promise<T>): Promise<T> {
+  const claims = await verify(new Date(deps.realNow()));
+  if (typeof claims.partner_id !== 'string' || !Object.hasOwn(deps.store.data.partners, claims.partner_id)
+    || (claims.environment !== 'production' && claims.environment !== 'demo')) {
     throw new ApiError(Errors.unauthorized, { message: 'The access token is invalid.' });
   }
-  return deps.store.account(partnerId, state.environment);
+  assertCurrentGeneration(deps.store.account(claims.partner_id, claims.environment), claims);
+  return claims;
+}
+
+/** An API access token's claims (also how the control plane learns which account a call acts on). */
+export function verifiedAccessClaims(deps: Deps, token: string): Promise<AccessClaims> {
+  return verifiedClaims(deps, (now) => deps.tokens.verifyAccess(token, now));
 }
 
 /** Checks shared by both kinds of token: issued in this environment, by a live key, within its rate. */
@@ -50,9 +62,7 @@ function admitIssuer(deps: Deps, claims: { environment: string; client_id: strin
 
 export function accessTokenSecurity(deps: Deps): SecurityHandler {
   return async (c: Context, state: RequestState): Promise<Principal> => {
-    const token = bearer(state);
-    const account = claimedAccount(deps, token, state);
-    const claims = await deps.tokens.verifyAccess(token, account.clock.now());
+    const claims = await verifiedAccessClaims(deps, bearer(state));
     admitIssuer(deps, claims, state, 'token');
     const required = (c.operation.security ?? []).flatMap((requirement) => requirement.oauth2 ?? []);
     const missing = required.filter((scope) => !scopeAllows(claims.scope, scope));
@@ -70,8 +80,7 @@ function principalFrom(claims: AccessClaims): Principal {
 export function checkoutTokenSecurity(deps: Deps): SecurityHandler {
   return async (_c: Context, state: RequestState): Promise<Principal> => {
     const token = bearer(state);
-    const account = claimedAccount(deps, token, state);
-    const claims = await deps.tokens.verifyFor<CheckoutClaims>(token, CHECKOUT_AUDIENCE, account.clock.now());
+    const claims = await verifiedClaims(deps, (now) => deps.tokens.verifyFor<CheckoutClaims>(token, CHECKOUT_AUDIENCE, now));
     admitIssuer(deps, claims, state, 'checkout token');
     return {
       kind: 'checkout',

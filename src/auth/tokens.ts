@@ -1,11 +1,16 @@
-// Owns access tokens: HS256 JWTs signed with jose, valid one hour on the account clock, naming
-// partner, environment, client and scopes. Verification refuses every other algorithm (alg none too).
+// Owns access tokens: HS256 JWTs signed with jose, naming partner, environment, client and scopes.
+// Tokens (access and checkout) live in real time, never on the account clock: a partner's client
+// caches them by wall-clock expires_in, so moving a clock must not expire them. Verification refuses
+// every other algorithm (alg none too). Each account also has a token generation that
+// POST /_sandbox/tokens/expire moves on, expiring every token issued before it.
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Environment } from '../config.js';
 import { ApiError, Errors } from '../http/errors.js';
+import type { Account } from '../store/store.js';
 
-export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+/** `expires_in` of access tokens and the life of checkout tokens, in real seconds (--token-ttl changes it). */
+export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 const ISSUER = 'billing-sandbox';
 const ACCESS_AUDIENCE = 'partner-api';
 
@@ -15,16 +20,20 @@ export interface AccessClaims {
   client_id: string;
   /** Space-separated scopes; a full-access key gets the generic "read write". */
   scope: string;
+  /** The account's token generation when issued (absent in tokens of older versions: 0). */
+  gen?: number;
 }
 
 export class TokenSigner {
   // A KeyObject made once: jose would otherwise import raw key bytes again on every sign and verify.
   private readonly key: KeyObject;
 
-  constructor(secret: string) {
+  /** @param ttlSeconds how long the tokens it signs live, in real seconds. */
+  constructor(secret: string, readonly ttlSeconds: number = DEFAULT_TOKEN_TTL_SECONDS) {
     this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
+  /** An access token issued at `nowMs` (real time), expiring `ttlSeconds` later. */
   async signAccess(claims: AccessClaims, nowMs: number): Promise<string> {
     const iat = Math.floor(nowMs / 1000);
     return new SignJWT({ ...claims })
@@ -33,7 +42,7 @@ export class TokenSigner {
       .setAudience(ACCESS_AUDIENCE)
       .setSubject(claims.client_id)
       .setIssuedAt(iat)
-      .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
+      .setExpirationTime(iat + this.ttlSeconds)
       .setJti(crypto.randomUUID())
       .sign(this.key);
   }
@@ -49,7 +58,7 @@ export class TokenSigner {
       .sign(this.key);
   }
 
-  /** Claims of a token for `audience`, checked at `now` (an account clock); any failure is a 401. */
+  /** Claims of a token for `audience`, checked at `now` (real time); any failure is a 401. */
   async verifyFor<T>(token: string, audience: string, now: Date): Promise<T> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, audience, currentDate: now });
@@ -60,7 +69,7 @@ export class TokenSigner {
     }
   }
 
-  /** Unverified claims, only to find which account's clock to verify against. */
+  /** Unverified claims, only to find which account a token names (the journal, the control plane). */
   static peek(token: string): Partial<AccessClaims> | undefined {
     const parts = token.split('.');
     if (parts.length !== 3) return undefined;
@@ -75,6 +84,47 @@ export class TokenSigner {
   verifyAccess(token: string, now: Date): Promise<AccessClaims> {
     return this.verifyFor<AccessClaims>(token, ACCESS_AUDIENCE, now);
   }
+}
+
+const TOKENS_STATE = 'tokens';
+
+interface TokenState {
+  /** Tokens carrying a lower generation have expired (POST /_sandbox/tokens/expire). */
+  generation: number;
+}
+
+/** The account's current token generation: new tokens carry it. */
+export function tokenGeneration(account: Account): number {
+  return (account.data.state[TOKENS_STATE] as TokenState | undefined)?.generation ?? 0;
+}
+
+/** Expire every token of the account issued so far (access and checkout); answers the new generation. */
+export function expireTokens(account: Account): number {
+  const state = account.state<TokenState>(TOKENS_STATE, () => ({ generation: 0 }));
+  state.generation += 1;
+  account.changed();
+  return state.generation;
+}
+
+/**
+ * A generation counter rather than a cut-off time: tests freeze real time, and a token issued in the
+ * same millisecond as the expiry must still be valid.
+ */
+export function assertCurrentGeneration(account: Account, claims: { gen?: unknown }): void {
+  const gen = typeof claims.gen === 'number' ? claims.gen : 0;
+  if (gen < tokenGeneration(account)) throw new ApiError(Errors.unauthorized, { message: 'The access token has expired.' });
+}
+
+/** The request a client sends to POST /oauth/token for a key (the programmatic helpers and the CLI). */
+export function tokenRequestInit(clientId: string, clientSecret: string): RequestInit {
+  return {
+    method: 'POST',
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+      'Content-Type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials',
+  };
 }
 
 /** Does the granted scope list allow `required`? "read"/"write" cover every area's read/write. */

@@ -8,7 +8,8 @@ export interface ClockData {
 export type RealNow = () => number;
 
 export class AccountClock {
-  constructor(private readonly data: ClockData, private readonly realNow: RealNow) {}
+  /** `onMove`: told when the offset changes, so a persistent store writes it (a clock advance is a write). */
+  constructor(private readonly data: ClockData, private readonly realNow: RealNow, private readonly onMove: () => void = () => undefined) {}
 
   nowMs(): number {
     return this.realNow() + this.data.offset_ms;
@@ -34,7 +35,10 @@ export class AccountClock {
   /** Move the clock so that it reads `targetMs` now; never backwards. */
   moveTo(targetMs: number): void {
     const delta = targetMs - this.nowMs();
-    if (delta > 0) this.data.offset_ms += delta;
+    if (delta > 0) {
+      this.data.offset_ms += delta;
+      this.onMove();
+    }
   }
 
   /**
@@ -43,9 +47,11 @@ export class AccountClock {
    */
   rewind(ms: number): void {
     this.data.offset_ms -= ms;
+    this.onMove();
   }
 
   reset(): void {
     this.data.offset_ms = 0;
+    this.onMove();
   }
 }

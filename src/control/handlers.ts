@@ -7,7 +7,8 @@ import { VERSION } from '../config.js';
 import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
 import { DEFAULT_PARTNER_ID, publicKey } from '../auth/partners.js';
-import { TokenSigner } from '../auth/tokens.js';
+import { expireTokens } from '../auth/tokens.js';
+import { verifiedAccessClaims } from '../auth/security.js';
 import { ApiError, Errors, invalidFields } from '../http/errors.js';
 import { LIMITS } from '../limits.js';
 import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
@@ -34,13 +35,7 @@ export async function resolveControlPrincipal(deps: Deps, req: Request): Promise
   if (!accessToken) {
     return { kind: 'default', partner_id: DEFAULT_PARTNER_ID, environment: 'production', client_id: null, scope: 'read write', explicit: false, admin };
   }
-  const claimed = TokenSigner.peek(accessToken);
-  const environment = claimed?.environment === 'demo' ? 'demo' : 'production';
-  if (typeof claimed?.partner_id !== 'string' || !Object.hasOwn(deps.store.data.partners, claimed.partner_id)) {
-    throw new ApiError(Errors.unauthorized, { message: 'The access token is invalid.' });
-  }
-  const account = deps.store.account(claimed.partner_id, environment);
-  const claims = await deps.tokens.verifyAccess(accessToken, account.clock.now());
+  const claims = await verifiedAccessClaims(deps, accessToken);
   if (!deps.partners.isLive(claims.client_id)) throw new ApiError(Errors.unauthorized, { message: 'The key that issued this token was revoked.' });
   return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope, explicit: true, admin };
 }
@@ -106,7 +101,14 @@ function advanceTarget(account: Account, body: { seconds?: number; to?: string }
 
 const advanceClock: Handler = async ({ deps, account, body }) => {
   const ran = await deps.scheduler.advance(account, advanceTarget(account, body));
+  deps.activity.emit('clock', account);
   return ok({ ...clockView(account), ran });
+};
+
+/** Every token of the account (access and checkout) expires now; the next call with one answers 401. */
+const expireAccountTokens: Handler = ({ deps, account }) => {
+  expireTokens(account);
+  return ok({ partner_id: account.partnerId, environment: account.environment, expired_at: new Date(deps.realNow()).toISOString() });
 };
 
 const accountingSync: Handler = async (ctx: HandlerContext) => {
@@ -130,5 +132,6 @@ export const controlFeature: Feature = {
     sandboxGetClock: ({ account }) => ok(clockView(account)),
     sandboxAdvanceClock: advanceClock,
     sandboxAccountingSync: accountingSync,
+    sandboxExpireTokens: expireAccountTokens,
   },
 };

@@ -1,7 +1,9 @@
 // Owns cross-origin access to the embeddable checkout surface: a browser on the partner's page calls
 // /checkout/... with a checkout token, so preflights are answered and answers carry the CORS headers.
-// The partner API (server to server, client secrets) gets none of this.
+// The partner API (server to server, client secrets) gets none of this. The headers are the `cors`
+// package's (express's own CORS middleware); this file only says where it applies and with what.
 import type { NextFunction, Request, Response } from 'express';
+import cors from 'cors';
 
 // Sandbox choice (docs/gaps-and-choices.md): `*` rather than echoing the Origin. The checkout token
 // travels in Authorization, never in a cookie, so no request is sent with browser credentials and
@@ -14,6 +16,18 @@ export const CHECKOUT_CORS = {
   maxAgeSeconds: 600,
 } as const;
 
+const checkoutCorsHandler = cors({
+  origin: CHECKOUT_CORS.allowOrigin,
+  methods: CHECKOUT_CORS.allowMethods,
+  allowedHeaders: CHECKOUT_CORS.allowHeaders,
+  exposedHeaders: CHECKOUT_CORS.exposeHeaders,
+  maxAge: CHECKOUT_CORS.maxAgeSeconds,
+  // A preflight (any OPTIONS on the checkout surface) is answered here, 204 with no body; it never
+  // reaches the API router, so nothing is recorded.
+  preflightContinue: false,
+  optionsSuccessStatus: 204,
+});
+
 /**
  * Express middleware, mounted before the body parsers so that even a malformed body's error answer
  * carries the headers (else the browser hides it from the page). `isCheckout` gets `req.path`.
@@ -21,15 +35,6 @@ export const CHECKOUT_CORS = {
 export function checkoutCors(isCheckout: (path: string) => boolean) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!isCheckout(req.path)) return next();
-    res.setHeader('Access-Control-Allow-Origin', CHECKOUT_CORS.allowOrigin);
-    if (req.method === 'OPTIONS' && req.headers.origin && req.headers['access-control-request-method']) {
-      res.setHeader('Access-Control-Allow-Methods', CHECKOUT_CORS.allowMethods);
-      res.setHeader('Access-Control-Allow-Headers', CHECKOUT_CORS.allowHeaders);
-      res.setHeader('Access-Control-Max-Age', String(CHECKOUT_CORS.maxAgeSeconds));
-      res.status(204).end();
-      return;
-    }
-    res.setHeader('Access-Control-Expose-Headers', CHECKOUT_CORS.exposeHeaders);
-    next();
+    checkoutCorsHandler(req, res, next);
   };
 }

@@ -38,7 +38,11 @@ export const Errors = {
   missingPayDate: template(422, 'missing_pay_date', 'A bill has no pay_date: set one with POST /bills/{id}/pay-date first.'),
   unsupportedInvoice: template(422, 'unsupported_invoice', 'Only invoices synced from an accounting integration accept a PDF.'),
   headersTooLarge: template(431, 'request_header_fields_too_large', 'The request headers are too large.'),
+  /** A per-account cap of src/limits.ts (stored documents, webhook subscriptions): nothing was created. */
+  limitReached: template(422, 'limit_reached', 'A limit of the account was reached; nothing was created.'),
   rateLimited: template(429, 'rate_limit_exceeded', 'Too many requests: the limit is {limit} requests per second per key.'),
+  // After rateLimited: templateForStatus(429) (Prefer and scenario rules) must keep answering rate_limit_exceeded.
+  tooManyStreams: template(429, 'too_many_streams', 'Too many live streams are open on this sandbox.'),
   internal: template(500, 'internal_error', 'An unexpected error occurred. Retry with back-off.'),
   /** Only with validateResponses (tests): an answer the OpenAPI document does not allow. */
   responseInvalid: template(500, 'response_validation_failed', 'The answer does not match the OpenAPI document.'),
@@ -87,10 +91,11 @@ export function invalidFields(fields: Record<string, string>, message?: string):
   return new ApiError(Errors.validation, { message: message ?? Errors.validation.message, validation_errors: fields });
 }
 
-/** The template closest to a bare status, used by forced responses and scenario rules. */
-export function templateForStatus(status: number): ErrorTemplate {
-  const found = Object.values(Errors).find((t) => t.status === status);
-  if (found) return found;
-  const generic = status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'error';
-  return template(status, generic, `The request failed with status ${status}.`);
+/**
+ * The first template of a status, used by forced responses and scenario rules. They answer only
+ * statuses an operation documents, and every documented error status has a template (a test checks
+ * it), so there is no made-up code outside the list HttpError.code publishes.
+ */
+export function templateForStatus(status: number): ErrorTemplate | undefined {
+  return Object.values(Errors).find((t) => t.status === status);
 }

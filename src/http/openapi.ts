@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorObject } from 'ajv';
 import { OpenAPIBackend, type Document, type Operation, type Request } from 'openapi-backend';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -19,15 +19,80 @@ export interface LoadedDocument {
 
 const cache = new Map<string, LoadedDocument>();
 
-/** The parsed document (parsed once per process; callers must not mutate it). */
+/**
+ * The parsed document (parsed once per process; callers must not mutate it). A document that
+ * references the other one (control-plane.yaml names the API's create schemas it validates
+ * accounting-sync items against) is bundled: each referenced schema, and the schemas it names in
+ * turn, is copied into its components under the same name, so openapi-backend, the response
+ * checker and anyone reading `yamlText` get one self-contained document.
+ */
 export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument {
   let loaded = cache.get(name);
   if (!loaded) {
-    const yamlText = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
-    loaded = { yamlText, document: parseYaml(yamlText) as Document };
+    const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
+    const document = parseYaml(text) as Document;
+    const bundled = bundleExternalRefs(document);
+    // Written out only when asked for (serving it): start-up does not pay for it.
+    let bundledText: string | undefined;
+    loaded = {
+      document,
+      get yamlText() {
+        if (!bundled) return text;
+        bundledText ??= stringifyYaml(document, { lineWidth: 0 });
+        return bundledText;
+      },
+    };
     cache.set(name, loaded);
   }
   return loaded;
+}
+
+/** Inline `./other.yaml#/components/schemas/X` refs as local ones (in place); true when any was found. */
+function bundleExternalRefs(document: Document): boolean {
+  const schemas = ((document.components ??= {}).schemas ??= {}) as Record<string, unknown>;
+  const others = new Map<string, Record<string, unknown>>();
+  let found = false;
+  const adopt = (file: string, schemaName: string): void => {
+    let other = others.get(file);
+    if (!other) {
+      // The other document of this project is already parsed (and cached): never parse it twice.
+      const known = /^(openapi|control-plane)\.yaml$/.exec(file)?.[1] as 'openapi' | 'control-plane' | undefined;
+      other = (known ? loadDocument(known).document : parseYaml(readFileSync(`${OPENAPI_DIR}${file}`, 'utf8'))) as Record<string, unknown>;
+      others.set(file, other);
+    }
+    const source = (other.components as { schemas?: Record<string, unknown> } | undefined)?.schemas?.[schemaName];
+    if (source === undefined) throw new Error(`${file} has no components.schemas.${schemaName}`);
+    const existing = schemas[schemaName];
+    if (existing !== undefined) {
+      if (JSON.stringify(existing) !== JSON.stringify(source)) throw new Error(`components.schemas.${schemaName} differs from the one in ${file}`);
+      return;
+    }
+    const copy = structuredClone(source);
+    schemas[schemaName] = copy;
+    // Its own local refs name schemas of the other document: adopt those too.
+    walk(copy, (ref) => {
+      const local = /^#\/components\/schemas\/(.+)$/.exec(ref);
+      if (local) adopt(file, local[1]);
+      return ref;
+    });
+  };
+  walk(document, (ref) => {
+    const external = /^\.\/([\w.-]+\.yaml)#\/components\/schemas\/(.+)$/.exec(ref);
+    if (!external) return ref;
+    found = true;
+    adopt(external[1], external[2]);
+    return `#/components/schemas/${external[2]}`;
+  });
+  return found;
+}
+
+/** Visit every $ref of a JSON value, replacing it with what `visit` answers. */
+function walk(node: unknown, visit: (ref: string) => string): void {
+  if (!node || typeof node !== 'object') return;
+  if (Array.isArray(node)) return node.forEach((item) => walk(item, visit));
+  const record = node as Record<string, unknown>;
+  if (typeof record.$ref === 'string') record.$ref = visit(record.$ref);
+  for (const [key, value] of Object.entries(record)) if (key !== '$ref') walk(value, visit);
 }
 
 export interface DocumentOperation {
@@ -62,9 +127,13 @@ export function createBackend(document: Document): OpenAPIBackend {
     quick: true,
     strict: true,
     coerceTypes: true,
-    ignoreTrailingSlashes: true,
+    // GET /bills/ is not GET /bills: a trailing slash names an empty path parameter, answered 404.
+    ignoreTrailingSlashes: false,
     customizeAjv: (_original, ajvOpts) => {
-      const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true, coerceTypes: ajvOpts.coerceTypes });
+      // multipleOfPrecision: amounts are multipleOf 0.01, and 19.99 / 0.01 is 1998.9999999999998 in
+      // binary floating point; a tolerance of 1e-6 cents matches the domain's own isCents. verbose
+      // gives errors their schema, so a `not` can name its fields with its own description.
+      const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true, verbose: true, multipleOfPrecision: 6, coerceTypes: ajvOpts.coerceTypes });
       addFormats(ajv);
       return ajv as never;
     },
@@ -116,14 +185,29 @@ function precompileRoutes(api: OpenAPIBackend): void {
 }
 
 const LOCATIONS = new Set(['requestBody', 'query', 'path', 'header', 'cookie']);
+/** Keywords that only wrap the errors of their branches: reported alone only when nothing more precise is. */
+const WRAPPERS = new Set(['if', 'anyOf', 'oneOf', 'allOf']);
 
 /** Ajv errors as {field: message}, fields named as the caller wrote them (line_items[0].amount). */
 export function validationErrors(errors: ErrorObject[] | null | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const error of errors ?? []) {
+  const all = errors ?? [];
+  const precise = all.filter((e) => !WRAPPERS.has(e.keyword));
+  // A wrapper speaks only where no branch error says more about the same place (or below it).
+  const covered = (w: ErrorObject) => precise.some((e) => e.instancePath === w.instancePath || e.instancePath.startsWith(`${w.instancePath}/`));
+  for (const error of all) {
+    if (error.keyword === 'if' || (WRAPPERS.has(error.keyword) && covered(error))) continue;
     const segments = error.instancePath.split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (segments.length && LOCATIONS.has(segments[0])) segments.shift();
     let message = error.message ?? 'is invalid';
+    const forbidden = error.keyword === 'not' ? (error.schema as { required?: unknown; description?: unknown } | undefined) : undefined;
+    if (forbidden && Array.isArray(forbidden.required)) {
+      // `not: {required: [a, b]}`: the fields that must not be sent (together), worded by the schema.
+      const why = typeof forbidden.description === 'string' ? forbidden.description : `${forbidden.required.join(' and ')} must not be sent together`;
+      const at = segments.reduce((name, s) => (/^\d+$/.test(s) ? `${name}[${s}]` : name ? `${name}.${s}` : s), '');
+      for (const field of forbidden.required) out[at ? `${at}.${String(field)}` : String(field)] ??= why;
+      continue;
+    }
     if (error.keyword === 'required') {
       const missing = String((error.params as { missingProperty?: string }).missingProperty);
       if (missing === 'requestBody') {
@@ -136,6 +220,11 @@ export function validationErrors(errors: ErrorObject[] | null | undefined): Reco
     } else if (error.keyword === 'additionalProperties') {
       segments.push(String((error.params as { additionalProperty?: string }).additionalProperty));
       message = 'is not a known field';
+    } else if (error.keyword === 'exclusiveMinimum' || error.keyword === 'minimum' || error.keyword === 'maximum' || error.keyword === 'exclusiveMaximum') {
+      const limit = (error.params as { limit?: number }).limit;
+      message = { exclusiveMinimum: `must be greater than ${limit}`, minimum: `must be at least ${limit}`, maximum: `must be at most ${limit}`, exclusiveMaximum: `must be less than ${limit}` }[error.keyword];
+    } else if (error.keyword === 'multipleOf' && (error.params as { multipleOf?: number }).multipleOf === 0.01) {
+      message = 'must have at most two decimal places (amounts are dollars and cents)';
     } else if (error.keyword === 'enum') {
       message = `must be one of: ${((error.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}`;
     } else if (error.keyword === 'parse') {

@@ -8,11 +8,12 @@ export function pageParams<T>(query: { limit?: number; after?: string; before?: 
   return { limit: query?.limit, after: query?.after || undefined, before: query?.before || undefined };
 }
 
-/** A created_at window filter from RFC 3339 bounds (inclusive), or undefined when none is given. */
-export function timeWindow(start: string | undefined, end: string | undefined): ((iso: string) => boolean) | undefined {
-  if (!start && !end) return undefined;
-  const from = start ? Date.parse(start) : -Infinity;
-  const to = end ? Date.parse(end) : Infinity;
+/** A created_at window filter from RFC 3339 (or already parsed, in ms) bounds, inclusive; undefined when none is given. */
+export function timeWindow(start: string | number | undefined, end: string | number | undefined): ((iso: string) => boolean) | undefined {
+  if (start === undefined && end === undefined) return undefined;
+  const bound = (value: string | number | undefined, none: number) => (value === undefined || value === '' ? none : typeof value === 'number' ? value : Date.parse(value));
+  const from = bound(start, -Infinity);
+  const to = bound(end, Infinity);
   return (iso) => {
     const t = Date.parse(iso);
     return t >= from && t <= to;

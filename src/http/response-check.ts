@@ -32,11 +32,10 @@ export class ResponseChecker {
   }
 
   /**
-   * Null when the answer is what the document says; the problems otherwise. A forced answer
-   * (Prefer: code=NNN, a scenario rule) may carry a status the operation does not document:
-   * its error body must still be a closed HttpError.
+   * Null when the answer is what the document says; the problems otherwise. Forced answers
+   * (Prefer: code=NNN, scenario rules) are held to the same rule: only documented statuses.
    */
-  check(operationId: string, status: number, body: unknown, { forced = false } = {}): ResponseProblem | null {
+  check(operationId: string, status: number, body: unknown): ResponseProblem | null {
     const key = `${operationId} ${status}`;
     let validate = this.validators.get(key);
     if (validate === undefined) {
@@ -44,7 +43,6 @@ export class ResponseChecker {
       validate = schema === undefined ? null : this.ajv.compile(schema);
       this.validators.set(key, validate);
     }
-    if (validate === null && forced && status >= 400) validate = this.httpError();
     if (validate === null) {
       return { errors: [{ instancePath: '', schemaPath: '#/responses', keyword: 'status', params: { status }, message: `status ${status} is not documented for ${operationId}` }] };
     }
@@ -66,10 +64,6 @@ export class ResponseChecker {
       this.components.set(name, validate);
     }
     return validate;
-  }
-
-  private httpError(): ValidateFunction {
-    return this.component('HttpError');
   }
 
   /** The closed schema of the operation's answer with this status; {} for a documented answer without a body schema. */

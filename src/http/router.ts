@@ -107,7 +107,7 @@ export class OperationRouter {
     // A body written by a scenario author (respond.body) is sent as written, unchecked.
     const checker = this.options.responseChecker;
     if (checker && operation?.operationId && reply.body !== undefined && !res.locals.uncheckedReply) {
-      reply = checkedAgainstDocument(checker, operation.operationId, reply, Boolean(res.locals.forced));
+      reply = checkedAgainstDocument(checker, operation.operationId, reply);
     }
     send(res, reply);
   }
@@ -151,8 +151,8 @@ export function errorReply(error: unknown, deps: Deps, req: Request): Reply {
   return { status: 500, body: new ApiError(Errors.internal).body };
 }
 
-function checkedAgainstDocument(checker: ResponseChecker, operationId: string, reply: Reply, forced: boolean): Reply {
-  const problem = checker.check(operationId, reply.status, reply.body, { forced });
+function checkedAgainstDocument(checker: ResponseChecker, operationId: string, reply: Reply): Reply {
+  const problem = checker.check(operationId, reply.status, reply.body);
   if (!problem) return reply;
   const error = new ApiError(Errors.responseInvalid, {
     message: `The ${reply.status} answer of ${operationId} does not match the OpenAPI document.`,

@@ -80,7 +80,7 @@ export function journalMiddleware(deps: Deps) {
       journal.pending(known.then((account) => {
         if (!account) return;
         const dropped = Boolean(res.locals.dropped);
-        journal.record(account, {
+        const recorded = journal.record(account, {
           at: new Date(startedAt + account.clock.offsetMs).toISOString(),
           method: req.method.toUpperCase(),
           path: req.path,
@@ -91,6 +91,7 @@ export function journalMiddleware(deps: Deps) {
           request,
           response: { body: dropped || res.locals.responseBody === undefined ? null : redact(res.locals.responseBody) },
         }, templateOf(operation));
+        if (recorded) deps.activity.emit('request', account, recorded);
       }).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded')));
     };
     res.on('finish', finish);

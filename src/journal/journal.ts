@@ -128,9 +128,9 @@ export class Journal {
     return this.size;
   }
 
-  /** Add an entry (the id is filled in here); a size of 0 turns the journal off. */
-  record(account: Account, entry: Omit<JournalEntry, 'id'>, template: string | null): void {
-    if (this.size <= 0) return;
+  /** Add an entry (the id is filled in here) and answer it; a size of 0 turns the journal off. */
+  record(account: Account, entry: Omit<JournalEntry, 'id'>, template: string | null): JournalEntry | undefined {
+    if (this.size <= 0) return undefined;
     let ring = this.rings.get(account.id);
     if (!ring) {
       ring = new Ring(this.size);
@@ -139,9 +139,11 @@ export class Journal {
     const seq = (this.sequences.get(account.id) ?? 0) + 1;
     this.sequences.set(account.id, seq);
     const id = `req_${createHash('sha256').update(`${this.store.seed}|${account.id}|journal|${seq}`).digest('hex').slice(0, 20)}`;
-    ring.push({ ...withinBudget({ id, ...entry }), template });
+    const kept = withinBudget({ id, ...entry });
+    ring.push({ ...kept, template });
     // The account's total: the oldest entries go first, the newest always stays.
     while (ring.bytes > LIMITS.journalAccountBytes && ring.count > 1) ring.dropOldest();
+    return kept.entry;
   }
 
   /** Entries newest first, filtered; the cost is bounded by the ring size, never by stored data. */

@@ -55,7 +55,11 @@ export const partBudget = () => new Budget((LIMITS.journalEntryBytes - ENTRY_RES
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? 'null');
 
 function shorten(text: string): string {
-  return text.length > MAX_STRING ? `${text.slice(0, 64)}… [${text.length} characters, shortened by the journal]` : text;
+  if (text.length <= MAX_STRING) return text;
+  // A copy, not a slice: V8 keeps the whole parent string alive behind a slice, so every journal
+  // entry held its request's 13 MB base64 document (RSS grew by that much per upload).
+  const head = Buffer.from(text.slice(0, 64), 'utf8').toString('utf8');
+  return `${head}… [${text.length} characters, shortened by the journal]`;
 }
 
 const moreItems = (count: number) => `… ${count} more items left out by the journal`;

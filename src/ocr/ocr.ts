@@ -19,7 +19,9 @@ const SIGNATURES: Record<DocumentType, { bytes: number[]; name: string }> = {
 
 /**
  * Standard base64 (RFC 4648) with `=` padding only at the end. A plain loop, not a regular
- * expression: on a 14 MB string V8's regexp interpreter can run out of backtrack stack.
+ * expression: on a 14 MB string V8's regexp interpreter can run out of backtrack stack. That is why
+ * this is not ajv-formats' `byte` format: its regular expression throws "Maximum call stack size
+ * exceeded" on a 10 MB document in base64 (checked with ajv-formats 3.0), the size the spec allows.
  */
 function base64Padding(text: string): number | null {
   if (!text.length || text.length % 4 !== 0) return null;
@@ -157,19 +159,25 @@ export function extractFields(text: string): ExtractedData {
       break;
     }
   }
-  const line_items = extractLineItems(lines);
+  const line_items = extractLineItems(lines).slice(0, LIMITS.lineItems);
   const labelled = PATTERNS.vendorLabel.exec(joined)?.[1]?.trim() ?? null;
   const vendor_name = labelled ? labelled.replace(PATTERNS.email, '').replace(/[,;|]\s*$/, '').trim() || null : firstNameLine(lines);
+  const email = PATTERNS.email.exec(joined)?.[0].toLowerCase() ?? null;
+  // What a document says is clipped to the documented lengths, as a request's fields would be refused.
   return {
-    invoice_number: PATTERNS.invoiceNumber.exec(joined)?.[1] ?? null,
+    invoice_number: clip(PATTERNS.invoiceNumber.exec(joined)?.[1] ?? null, LIMITS.nameChars),
     issue_date: issueMatch ? parseDate(issueMatch[1]) : null,
     due_date: dueMatch ? parseDate(dueMatch[1]) : null,
     total,
-    vendor_email: PATTERNS.email.exec(joined)?.[0].toLowerCase() ?? null,
-    vendor_name,
-    description: PATTERNS.description.exec(joined)?.[1]?.trim() ?? line_items[0]?.name ?? null,
+    vendor_email: email && email.length <= LIMITS.emailChars ? email : null,
+    vendor_name: clip(vendor_name, LIMITS.nameChars),
+    description: clip(PATTERNS.description.exec(joined)?.[1]?.trim() ?? line_items[0]?.name ?? null, LIMITS.textChars),
     line_items,
   };
+}
+
+function clip(value: string | null, chars: number): string | null {
+  return value === null ? null : value.slice(0, chars);
 }
 
 /** The first line that reads like a company name: letters, no label, no digits, not a heading. */
@@ -197,7 +205,7 @@ function extractLineItems(lines: string[]): ExtractedLineItem[] {
     // Only rows whose arithmetic holds are line items (quantity x unit price = total, to the cent).
     if (Math.abs(quantity * unit - total) > 0.011) continue;
     const [itemName, ...rest] = name.split(/\s+[-–]\s+/);
-    items.push({ name: itemName.trim(), description: rest.length ? rest.join(' - ').trim() : null, quantity, unit_price: unit, total });
+    items.push({ name: clip(itemName.trim(), LIMITS.nameChars), description: clip(rest.length ? rest.join(' - ').trim() : null, LIMITS.textChars), quantity, unit_price: unit, total });
   }
   return items;
 }

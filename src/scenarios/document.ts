@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { ApiError, invalidFields, describeFields } from '../http/errors.js';
 import { canonicalJson } from '../canonical-json.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
-import { exampleReply, successStatuses } from './replies.js';
+import { unforceable } from './replies.js';
 import type { DeliveryFault } from '../faults.js';
 
 export interface RuleMatch {
@@ -142,24 +142,17 @@ export function parseScenario(input: unknown): ScenarioDocument {
       problems[`${at}.fail_delivery`] = 'acts on webhook deliveries: the rule needs match.topic';
     }
     if (rule.nth !== undefined && rule.from !== undefined) problems[`${at}.from`] = 'cannot be combined with nth';
-    // A success answer without a body is the operation's documented example: refuse a status it lacks
-    // now, rather than on every matching request (rules without an operation are checked then).
+    // Without a body, only a status the operation documents (a success one needs its example): refuse
+    // it now, rather than on every matching request (rules without an operation are checked then).
     const respond = rule.respond;
-    if (respond && respond.status < 300 && respond.body === undefined && match.operation !== undefined && knownOperations().has(match.operation)
-      && !exampleReply(match.operation, respond.status)) {
-      problems[`${at}.respond.status`] = undocumentedSuccess(match.operation, respond.status);
-    }
+    const why = respond && respond.body === undefined && match.operation !== undefined && knownOperations().has(match.operation)
+      ? unforceable(match.operation, respond.status) : undefined;
+    if (why) problems[`${at}.respond.status`] = `${why}: use one of those, or give a respond.body`;
   });
   if (Object.keys(problems).length) {
     fail(problems, `The scenario document is invalid: ${describeFields(problems)}.`);
   }
   return doc;
-}
-
-/** Why a success status cannot be answered for an operation, with the statuses it does document. */
-export function undocumentedSuccess(operationId: string, status: number): string {
-  const documented = successStatuses(operationId);
-  return `${status} is not a documented success status of ${operationId} (${documented.join(', ') || 'none'}): use one of those, an error status, or give a respond.body`;
 }
 
 /**

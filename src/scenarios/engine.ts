@@ -2,6 +2,8 @@
 // (control plane), their per-account counters, and deciding what a request or a webhook attempt gets.
 import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
+import { ApiError, Errors } from '../http/errors.js';
+import { LIMITS } from '../limits.js';
 import type { DeliveryFault } from '../faults.js';
 import { createRandom } from '../random.js';
 import type { Account } from '../store/store.js';
@@ -108,6 +110,7 @@ export class ScenarioEngine {
    * install and the Docker image replay the same run for the same seed.
    */
   setGlobals(documents: Array<{ document: ScenarioDocument }>): void {
+    if (documents.length > LIMITS.globalScenarios) throw new Error(`At most ${LIMITS.globalScenarios} --scenario documents can be loaded at start (got ${documents.length}).`);
     const loadedAt = new Date(this.deps.realNow()).toISOString();
     this.startGlobals = documents.map(({ document }, i) => ({
       id: `scn_${createHash('sha256').update(`${this.deps.store.seed}|global|${i}|${contentHash(document)}`).digest('hex').slice(0, 20)}`,
@@ -143,6 +146,10 @@ export class ScenarioEngine {
   }
 
   add(account: Account, document: ScenarioDocument): LoadedScenario {
+    const cap = LIMITS.scenariosPerAccount;
+    if (this.own(account).length >= cap) {
+      throw new ApiError(Errors.limitReached, { message: `The account has ${cap} scenarios loaded, the most it may have; remove some (DELETE /_sandbox/scenarios or /_sandbox/scenarios/{id}) before loading another.` });
+    }
     const n = account.next('scenarios');
     const scenario: LoadedScenario = {
       id: `scn_${createHash('sha256').update(`${this.deps.store.seed}|${account.id}|scenario|${n}`).digest('hex').slice(0, 20)}`,

@@ -7,9 +7,8 @@ import type { HandlerContext, Reply } from '../http/context.js';
 import { invalidFields } from '../http/errors.js';
 import type { Interceptor } from '../http/router.js';
 import type { Account } from '../store/store.js';
-import { undocumentedSuccess } from './document.js';
 import type { ScenarioEngine } from './engine.js';
-import { errorReplyFor, exampleReply, successStatuses } from './replies.js';
+import { errorReplyFor, exampleReply, unforceable } from './replies.js';
 
 export const SCENARIO_ENGINE = 'scenarioEngine';
 /** Replaceable wait used by delay_ms (tests may swap in a recorder instead of waiting). */
@@ -44,21 +43,18 @@ export function requestAccount(ctx: HandlerContext): Account {
   return ctx.deps.partners.accountNamedByBasic(ctx.req.headers.authorization, ctx.account.environment) ?? ctx.account;
 }
 
-/** `Prefer: code=NNN`: that status, with an HttpError or the documented success example; no state change. */
+/**
+ * `Prefer: code=NNN`: that status, with an HttpError or the documented success example; no state
+ * change. Only a status the operation documents: anything else would answer off the contract.
+ */
 export const preferInterceptor: Interceptor = (ctx) => {
   const code = preferredCode(ctx.headers.prefer);
   if (code === undefined) return undefined;
+  const why = unforceable(ctx.operationId, code);
+  if (why) throw invalidFields({ Prefer: `code=${why}` }, `${ctx.operationId} documents no ${code} answer.`);
   ctx.res.locals.forced = `Prefer: code=${code}`;
   if (code >= 400) return errorReplyFor(ctx.deps, requestAccount(ctx), code);
-  // A redirect or a success status without a documented example would answer off the contract.
-  const reply = exampleReply(ctx.operationId, code);
-  if (!reply) {
-    throw invalidFields(
-      { Prefer: `code must be an error status (400-599) or a documented success status of ${ctx.operationId}: ${successStatuses(ctx.operationId).join(', ')}` },
-      `${ctx.operationId} documents no ${code} answer.`,
-    );
-  }
-  return reply;
+  return exampleReply(ctx.operationId, code) as Reply;
 };
 
 function cut(socket: Socket, mode: 'reset' | 'empty'): void {
@@ -94,23 +90,23 @@ export const scenarioInterceptor: Interceptor = async (ctx: HandlerContext, oper
   }
   const { respond } = terminal;
   if (respond.body !== undefined) {
-    // A body the document author wrote is sent as written, even where it departs from the contract.
+    // A body the document author wrote is sent as written, with its status, even where it departs
+    // from the contract: the one deliberate way off it.
     ctx.res.locals.uncheckedReply = true;
     return { status: respond.status, body: structuredClone(respond.body), headers: respond.headers };
   }
-  if (respond.status >= 400) {
-    const reply = errorReplyFor(deps, account, respond.status, { code: respond.code, message: respond.message });
-    return { ...reply, headers: { ...reply.headers, ...respond.headers } };
-  }
-  const reply = exampleReply(ctx.operationId, respond.status);
-  if (!reply) {
-    // As Prefer does: a rule matching by method, path or header (so not checked at load) met an
-    // operation without that success answer. A 400 naming the rule beats an empty, off-contract 2xx.
+  // As Prefer does: a rule matching by method, path or header (so not checked at load) met an
+  // operation without that answer. A 400 naming the rule beats an answer off the contract.
+  const why = unforceable(ctx.operationId, respond.status);
+  if (why) {
     const [scenarioId, index] = (decision.fired.at(-1) ?? '').split('#');
     throw invalidFields(
-      { [`rules[${index}].respond.status`]: undocumentedSuccess(ctx.operationId, respond.status) },
+      { [`rules[${index}].respond.status`]: `${why}: use one of those, or give a respond.body` },
       `Scenario ${scenarioId} rule ${index} answers ${respond.status}, which ${ctx.operationId} does not document.`,
     );
   }
+  const reply = respond.status >= 400
+    ? errorReplyFor(deps, account, respond.status, { code: respond.code, message: respond.message })
+    : exampleReply(ctx.operationId, respond.status) as Reply;
   return { ...reply, headers: { ...reply.headers, ...respond.headers } };
 };

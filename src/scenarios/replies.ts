@@ -48,9 +48,20 @@ function documented(): Map<string, Map<string, DocumentedResponse>> {
   return byOperation;
 }
 
-/** The success statuses an operation documents (e.g. ['201']). */
-export function successStatuses(operationId: string): string[] {
-  return [...(documented().get(operationId)?.keys() ?? [])].filter((s) => /^2\d\d$/.test(s));
+/** The statuses an operation documents (e.g. ['201', '400', '401', ...]). */
+export function documentedStatuses(operationId: string): string[] {
+  return [...(documented().get(operationId)?.keys() ?? [])].filter((s) => /^\d{3}$/.test(s));
+}
+
+/**
+ * Why `status` cannot be forced on an operation (by Prefer or a scenario rule without a body), or
+ * undefined when it can. Only a status the operation documents may be answered, so a generated client
+ * always has a type for what it receives; a success status also needs the documented example.
+ */
+export function unforceable(operationId: string, status: number): string | undefined {
+  const answerable = documentedStatuses(operationId).filter((s) => Number(s) >= 400 || exampleReply(operationId, Number(s)));
+  if (answerable.includes(String(status))) return undefined;
+  return `${status} is not an answer ${operationId} documents (it documents ${answerable.join(', ') || 'none'})`;
 }
 
 /**
@@ -67,9 +78,10 @@ export function exampleReply(operationId: string, status: number): Reply | undef
   return { status, body: structuredClone(response.example) };
 }
 
-/** A realistic HttpError for a bare status, as the real service would word it. */
+/** A realistic HttpError for a documented error status, as the real service would word it. */
 export function errorReplyFor(deps: Deps, account: Account, status: number, override: { code?: string; message?: string } = {}): Reply {
   const template = templateForStatus(status);
+  if (!template) throw new Error(`no error template answers ${status}: add one to src/http/errors.ts`);
   let message = template.message;
   const headers: Record<string, string> = {};
   if (template === Errors.rateLimited) {

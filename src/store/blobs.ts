@@ -1,51 +1,231 @@
-// Owns stored documents (invoice PDFs, bill uploads): bytes kept outside the JSON document so the
-// data file stays small. In memory by default; with --data, files in `<data file>.blobs/`.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+// Owns stored documents (invoice PDFs, bill uploads): their bytes live on disk, never in memory, one
+// directory per account; the account's state keeps each document's size (so the per-account cap and
+// a reset need no directory scan). With --data the directory is `<data file>.blobs/`; without it a
+// temporary directory, made on the first upload and removed when the sandbox closes or the process exits.
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiError, Errors } from '../http/errors.js';
+import { LIMITS } from '../limits.js';
+import type { Account, Store } from './store.js';
 
-export interface BlobMeta {
-  id: string;
-  mime_type: string;
-  filename: string;
-  size: number;
+/** Kept in the account's state: the size of each stored document, and their sum. */
+interface BlobIndex {
+  bytes: number;
+  sizes: Record<string, number>;
+}
+
+/** Room claimed for one document before the request changes anything; write it or cancel it. */
+export interface BlobReservation {
+  write(id: string, bytes: Buffer): Promise<void>;
+  cancel(): void;
+}
+
+const INDEX_KEY = 'blobs';
+const TRASH = '.trash';
+const TEMP_PREFIX = 'billing-sandbox-blobs-';
+
+/** Temporary directories of this process, removed at exit even when close() was never called (tests). */
+const temporary = new Set<string>();
+let exitHook = false;
+
+function removeTemporaryAtExit(dir: string): void {
+  temporary.add(dir);
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    for (const path of temporary) rmSync(path, { recursive: true, force: true });
+  });
+}
+
+/** Temporary blob directories left by sandboxes that were killed (their pid is gone): removed once, at the first upload. */
+function sweepAbandoned(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = new RegExp(`^${TEMP_PREFIX}(\\d+)-`).exec(name);
+    if (!match || Number(match[1]) === process.pid) continue;
+    try {
+      process.kill(Number(match[1]), 0);
+    } catch (error) {
+      // ESRCH: no such process. EPERM means it exists (another user's): leave it alone.
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+  }
 }
 
 export class BlobStore {
-  private readonly memory = new Map<string, Buffer>();
+  private root: string | undefined;
+  /** Bytes claimed by uploads under way, per account (not yet in the account's index). */
+  private readonly pending = new Map<string, number>();
+  private trashed = 0;
 
-  constructor(private readonly dir?: string) {}
-
-  static forDataFile(dataFile?: string): BlobStore {
-    return new BlobStore(dataFile ? `${dataFile}.blobs` : undefined);
+  /**
+   * @param dir the directory of a --data file's documents; absent: a temporary directory.
+   * @param capBytes the documents one account may keep (LIMITS.blobBytesPerAccount).
+   */
+  constructor(private readonly store: Store, private readonly dir?: string, readonly capBytes: number = LIMITS.blobBytesPerAccount) {
+    this.root = dir;
+    if (dir) rmSync(join(dir, TRASH), { recursive: true, force: true });
+    // A reset frees the documents with their objects. The account's index went with its state.
+    store.events.on('accountReset', (account: Account) => this.discard(accountDir(account)));
+    store.events.on('storeReset', () => {
+      if (!this.root) return;
+      let names: string[] = [];
+      try {
+        names = readdirSync(this.root).filter((name) => name !== TRASH);
+      } catch {
+        return;
+      }
+      for (const name of names) this.discard(name);
+    });
   }
 
-  /** Store bytes under an id (ids come from Account.newId, so they are unique per account). */
-  async put(id: string, bytes: Buffer): Promise<void> {
-    if (!this.dir) {
-      this.memory.set(id, bytes);
-      return;
+  static forDataFile(store: Store, dataFile?: string): BlobStore {
+    return new BlobStore(store, dataFile ? `${dataFile}.blobs` : undefined);
+  }
+
+  /** Where the bytes are (undefined until the first upload of a sandbox without --data). */
+  get directory(): string | undefined {
+    return this.root;
+  }
+
+  /** Bytes of documents the account keeps (uploads under way included). */
+  usage(account: Account): number {
+    return index(account).bytes + (this.pending.get(account.id) ?? 0);
+  }
+
+  /**
+   * Claim room for a document of `size` bytes, before the request changes anything: 422 limit_reached
+   * when the account's documents would pass the cap. Replaced and reset documents give their room back.
+   */
+  reserve(account: Account, size: number, field = 'content'): BlobReservation {
+    const used = this.usage(account);
+    if (used + size > this.capBytes) {
+      const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+      throw new ApiError(Errors.limitReached, {
+        message: `The account keeps ${mb(used)} of documents and may keep at most ${this.capBytes / 1024 / 1024} MB; this ${mb(size)} document does not fit. Documents replaced by a new upload or removed by POST /_sandbox/reset free their room.`,
+        validation_errors: { [field]: `would pass the limit of ${this.capBytes / 1024 / 1024} MB of documents per account` },
+      });
     }
-    await mkdir(this.dir, { recursive: true });
-    const target = join(this.dir, safe(id));
-    await writeFile(`${target}.tmp`, bytes);
-    await rename(`${target}.tmp`, target);
+    this.pending.set(account.id, (this.pending.get(account.id) ?? 0) + size);
+    let open = true;
+    const release = () => {
+      if (!open) return;
+      open = false;
+      const left = (this.pending.get(account.id) ?? 0) - size;
+      if (left > 0) this.pending.set(account.id, left);
+      else this.pending.delete(account.id);
+    };
+    return {
+      write: async (id, bytes) => {
+        try {
+          await this.writeFile(account, id, bytes);
+          const idx = index(account);
+          idx.bytes += bytes.length - (idx.sizes[id] ?? 0);
+          idx.sizes[id] = bytes.length;
+          account.changed();
+        } finally {
+          release();
+        }
+      },
+      cancel: release,
+    };
   }
 
-  async get(id: string): Promise<Buffer | undefined> {
-    if (!this.dir) return this.memory.get(id);
+  async get(account: Account, id: string): Promise<Buffer | undefined> {
+    if (!this.root) return undefined;
     try {
-      return await readFile(join(this.dir, safe(id)));
+      return await readFile(join(this.root, accountDir(account), safe(id)));
     } catch {
-      return undefined;
+      // Data files written before documents had one directory per account keep them flat.
+      if (!this.dir) return undefined;
+      return readFile(join(this.dir, safe(id))).catch(() => undefined);
     }
   }
 
-  clear(): void {
-    this.memory.clear();
+  /**
+   * The document is no longer referenced (a newer upload replaced it): its room is given back now and
+   * its file removed once the change is on disk, so a crash before that still finds the old document.
+   */
+  async release(account: Account, id: string): Promise<void> {
+    const idx = index(account);
+    if (Object.hasOwn(idx.sizes, id)) {
+      idx.bytes -= idx.sizes[id];
+      delete idx.sizes[id];
+      account.changed();
+    }
+    if (!this.root) return;
+    const path = join(this.root, accountDir(account), safe(id));
+    await this.store.durable();
+    await unlink(path).catch(() => undefined);
+  }
+
+  /** Remove the temporary directory (a --data directory stays). Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.root && !this.dir) {
+      await rm(this.root, { recursive: true, force: true });
+      temporary.delete(this.root);
+    }
+  }
+
+  private ensureRoot(): string {
+    if (!this.root) {
+      sweepAbandoned();
+      this.root = mkdtempSync(join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
+      removeTemporaryAtExit(this.root);
+    }
+    return this.root;
+  }
+
+  private async writeFile(account: Account, id: string, bytes: Buffer): Promise<void> {
+    const folder = join(this.ensureRoot(), accountDir(account));
+    await mkdir(folder, { recursive: true });
+    const target = join(folder, safe(id));
+    const temp = `${target}.${randomBytes(4).toString('hex')}.tmp`;
+    // Written whole and flushed to the disk before it takes its name: a crash leaves the old file or the new one.
+    const handle = await open(temp, 'w');
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, target);
+  }
+
+  /** Move an account's directory aside at once (new uploads start clean), then delete it in the background. */
+  private discard(name: string): void {
+    if (!this.root) return;
+    const trash = join(this.root, TRASH);
+    const moved = join(trash, `${name}-${process.pid}-${(this.trashed += 1)}`);
+    try {
+      mkdirSync(trash, { recursive: true });
+      renameSync(join(this.root, name), moved);
+    } catch {
+      return; // nothing stored for it
+    }
+    void rm(moved, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
+function index(account: Account): BlobIndex {
+  return account.state<BlobIndex>(INDEX_KEY, () => ({ bytes: 0, sizes: {} }));
+}
+
+/** The directory of an account's documents: readable when the ids are plain, else a digest. */
+function accountDir(account: Account): string {
+  const plain = `${account.partnerId}.${account.environment}`;
+  return /^[A-Za-z0-9_-]+\.[a-z]+$/.test(plain) ? plain : `acct-${createHash('sha256').update(account.id).digest('hex').slice(0, 24)}`;
+}
+
 function safe(id: string): string {
-  if (!/^[A-Za-z0-9_.-]+$/.test(id)) throw new Error(`unsafe blob id ${id}`);
+  if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`unsafe blob id ${id}`);
   return id;
 }

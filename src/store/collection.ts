@@ -1,6 +1,8 @@
 // Owns one collection of an account: objects indexed by id, their insertion order, optional
 // secondary indexes, and cursor pagination. Reads and writes cost O(1); a page costs O(limit)
-// plus the objects a filter skips, never a copy of the whole collection.
+// plus the objects a filter skips, never a copy of the whole collection. Deleted objects leave
+// tombstones that are cleared in amortised O(1): from the oldest end as retention drops history,
+// and by a compaction once the ones in the middle outnumber the objects.
 import { ApiError, Errors } from '../http/errors.js';
 import { LIMITS } from '../limits.js';
 
@@ -8,7 +10,16 @@ export interface CollectionData<T> {
   items: Record<string, T>;
   /** Ids in insertion order; a hard-deleted id stays as a tombstone so positions never shift. */
   order: string[];
+  /** Position of order[0]: tombstones cleared from the oldest end move it up. Absent: 0. */
+  base?: number;
+  /** Bumped by each compaction of the tombstones in the middle; a cursor of an earlier one is refused. Absent: 0. */
+  epoch?: number;
 }
+
+/** Leading tombstones are cleared once there are this many and they are an eighth of the order. */
+const TRIM_MIN = 64;
+/** Tombstones in the middle are compacted once there are this many and more than the objects. */
+const COMPACT_MIN = 1024;
 
 export interface PageQuery<T> {
   limit?: number;
@@ -31,30 +42,52 @@ export const DEFAULT_PAGE_LIMIT = LIMITS.pageDefault;
 export const MAX_PAGE_LIMIT = LIMITS.pageMax;
 
 export class Collection<T extends { id: string }> {
+  /** Id to position, for every id of the order (tombstones included, so an id is never reused). */
   private readonly positions = new Map<string, number>();
   private readonly indexes = new Map<string, Map<string, number[]>>();
+  /** Stored objects (tombstones excluded). */
+  private live = 0;
+  /** Index in `order` of the oldest stored object: the ones before it are tombstones. */
+  private head = 0;
 
   constructor(
     readonly name: string,
     private readonly data: CollectionData<T>,
     private readonly onChange: () => void,
   ) {
-    data.order.forEach((id, position) => this.positions.set(id, position));
+    const base = this.base;
+    data.order.forEach((id, i) => {
+      this.positions.set(id, base + i);
+      if (Object.hasOwn(data.items, id)) this.live += 1;
+    });
+    this.advanceHead();
+  }
+
+  private get base(): number {
+    return this.data.base ?? 0;
   }
 
   /** Keep a list of positions per value of `field`, so filtered lists walk only their own objects. */
   indexBy(field: keyof T & string): this {
     const index = new Map<string, number[]>();
-    this.data.order.forEach((id, position) => {
+    const base = this.base;
+    this.data.order.forEach((id, i) => {
       const item = this.data.items[id];
-      if (item) pushTo(index, String(item[field]), position);
+      if (item) pushTo(index, String(item[field]), base + i);
     });
     this.indexes.set(field, index);
     return this;
   }
 
+  /** Stored objects (deleted ones not counted). */
   get size(): number {
-    return this.positions.size;
+    return this.live;
+  }
+
+  /** The oldest stored object (what a retention looks at first). */
+  oldest(): T | undefined {
+    const id = this.data.order[this.head];
+    return id === undefined ? undefined : this.get(id);
   }
 
   get(id: string): T | undefined {
@@ -70,9 +103,10 @@ export class Collection<T extends { id: string }> {
 
   insert(item: T): T {
     if (this.positions.has(item.id)) throw new Error(`duplicate id ${item.id} in ${this.name}`);
-    const position = this.data.order.length;
+    const position = this.base + this.data.order.length;
     this.data.order.push(item.id);
     this.data.items[item.id] = item;
+    this.live += 1;
     this.positions.set(item.id, position);
     for (const [field, index] of this.indexes) pushTo(index, String(item[field as keyof T]), position);
     this.onChange();
@@ -105,20 +139,63 @@ export class Collection<T extends { id: string }> {
     return item;
   }
 
-  /** Hard delete; the position stays as a tombstone. */
+  /** Hard delete; the position stays as a tombstone (until the tombstones are cleared). */
   remove(id: string): T | undefined {
     const item = this.get(id);
     if (!item) return undefined;
     delete this.data.items[id];
+    this.live -= 1;
+    if (this.positions.get(id) === this.base + this.head) this.advanceHead();
+    this.clearTombstones();
     this.onChange();
     return item;
   }
 
   /** Every stored object, oldest first. For bulk work (reset, fixtures, export), never per request. */
   *values(): IterableIterator<T> {
-    for (const id of this.data.order) {
-      const item = this.data.items[id];
+    const { order } = this.data;
+    for (let i = this.head; i < order.length; i++) {
+      const item = this.get(order[i]);
       if (item) yield item;
+    }
+  }
+
+  private advanceHead(): void {
+    const { order, items } = this.data;
+    while (this.head < order.length && !Object.hasOwn(items, order[this.head])) this.head += 1;
+  }
+
+  /**
+   * Drop the leading tombstones once they are many (positions move: `base` keeps them absolute, so
+   * cursors stay valid), and compact the ones in the middle once they outnumber the objects (positions
+   * are renumbered: the epoch changes, and a cursor of the earlier epoch is refused). Each costs
+   * O(order) but happens after O(order) deletions, so a delete costs O(1) amortised.
+   */
+  private clearTombstones(): void {
+    const { order } = this.data;
+    if (this.head >= TRIM_MIN && this.head * 8 >= order.length) {
+      for (const id of order.splice(0, this.head)) this.positions.delete(id);
+      this.data.base = this.base + this.head;
+      this.head = 0;
+      const base = this.base;
+      for (const index of this.indexes.values()) {
+        for (const [key, list] of index) {
+          const cut = lowerBound(listPositions(list), base);
+          if (cut === list.length) index.delete(key);
+          else if (cut) list.splice(0, cut);
+        }
+      }
+    }
+    const middle = order.length - this.head - this.live;
+    if (middle >= COMPACT_MIN && middle > this.live) {
+      const kept = order.filter((id) => Object.hasOwn(this.data.items, id));
+      this.positions.clear();
+      this.data.order = kept;
+      this.data.base = 0;
+      this.data.epoch = (this.data.epoch ?? 0) + 1;
+      this.head = 0;
+      kept.forEach((id, i) => this.positions.set(id, i));
+      for (const field of [...this.indexes.keys()]) this.indexBy(field as keyof T & string);
     }
   }
 
@@ -184,12 +261,12 @@ export class Collection<T extends { id: string }> {
   }
 
   private at(position: number): T | undefined {
-    const id = this.data.order[position];
+    const id = this.data.order[position - this.base];
     return id === undefined ? undefined : this.get(id);
   }
 
   private positionsFor(where?: { field: string; value: string }): Positions {
-    if (!where) return allPositions(this.data.order.length);
+    if (!where) return allPositions(this.base + this.head, this.data.order.length - this.head);
     const index = this.indexes.get(where.field);
     if (!index) throw new Error(`${this.name} has no index on ${where.field}`);
     return listPositions(index.get(where.value) ?? []);
@@ -211,16 +288,21 @@ export class Collection<T extends { id: string }> {
   }
 
   private encodeCursor(position: number): string {
-    return Buffer.from(`${this.name}:${position}`).toString('base64url');
+    const epoch = this.data.epoch ?? 0;
+    return Buffer.from(epoch ? `${this.name}:${epoch}:${position}` : `${this.name}:${position}`).toString('base64url');
   }
 
   private decodeCursor(cursor: string, field: string): number {
     const text = Buffer.from(cursor, 'base64url').toString('utf8');
-    const match = /^([a-z_]+):(\d+)$/.exec(text);
-    if (!match || match[1] !== this.name || Number(match[2]) >= this.data.order.length) {
+    const match = /^([a-z_]+):(?:(\d+):)?(\d+)$/.exec(text);
+    if (!match || match[1] !== this.name || Number(match[3]) >= this.base + this.data.order.length) {
       throw new ApiError(Errors.invalidCursor, { validation_errors: { [field]: 'is not a cursor of this list' } });
     }
-    return Number(match[2]);
+    if (Number(match[2] ?? 0) !== (this.data.epoch ?? 0)) {
+      throw new ApiError(Errors.invalidCursor, { validation_errors: { [field]: 'is from before many deleted objects were cleared from this list; start again from the first page' } });
+    }
+    // A position older than the oldest kept one (cleared by retention) reads as the list's start.
+    return Number(match[3]);
   }
 }
 
@@ -230,8 +312,9 @@ interface Positions {
   at(i: number): number;
 }
 
-function allPositions(length: number): Positions {
-  return { length, at: (i) => i };
+/** Positions from..from+length-1, without allocating. */
+function allPositions(from: number, length: number): Positions {
+  return { length, at: (i) => from + i };
 }
 
 function listPositions(list: number[]): Positions {

@@ -1,12 +1,19 @@
 // Owns idempotency keys: per account and per named store, the first answer given to a key and a
 // fingerprint of the request that earned it. A repeat with the same request gets that answer again;
-// a repeat with another request is refused with 409 idempotency_key_reused.
+// a repeat with another request is refused with 409 idempotency_key_reused. Keys are forgotten after
+// LIMITS.idempotencyKeyHours on the account clock, and beyond LIMITS.idempotencyKeysPerAccount per
+// store the oldest first, so the records do not grow with traffic.
 import { createHash } from 'node:crypto';
 import { ApiError, Errors } from '../http/errors.js';
 import { canonicalJson } from '../canonical-json.js';
+import { LIMITS } from '../limits.js';
 import type { Account } from './store.js';
 
-interface Remembered<T> { fingerprint: string; answer: T }
+/** `at`: when it was remembered, account clock ms (absent in data written before keys expired). */
+interface Remembered<T> { fingerprint: string; answer: T; at?: number }
+
+/** The keys of a store in the order they were remembered, with their time; `head` is the oldest not yet forgotten. */
+interface KeyLog { entries: Array<[key: string, at: number]>; head: number }
 
 export interface IdempotencyKeys<T> {
   /** The first answer to the key, or undefined for a new key; 409 when the key came with another request. */
@@ -23,10 +30,41 @@ function fingerprintOf(request: unknown): string {
   return createHash('sha256').update(canonicalJson(request) ?? 'null').digest('hex');
 }
 
+/** The store's key log; keys remembered before keys expired start their time now. */
+function keyLog<T>(account: Account, name: string, records: Record<string, Remembered<T>>): KeyLog {
+  return account.state<KeyLog>(`${name}_log`, () => {
+    const now = account.clock.nowMs();
+    return { entries: Object.keys(records).map((key) => [key, (records[key].at ??= now)]), head: 0 };
+  });
+}
+
+/** Forget keys past their time or beyond the count, oldest first: O(1) when none is due, amortised. */
+function forgetExpired<T>(account: Account, records: Record<string, Remembered<T>>, log: KeyLog): void {
+  const cutoff = account.clock.nowMs() - LIMITS.idempotencyKeyHours * 3_600_000;
+  const before = log.head;
+  while (log.head < log.entries.length) {
+    const [key, at] = log.entries[log.head];
+    const current = Object.hasOwn(records, key) ? records[key] : undefined;
+    // An entry whose key was remembered again later is outdated: skip it, the later entry counts.
+    const outdated = !current || current.at !== at;
+    if (!outdated && at >= cutoff && log.entries.length - log.head <= LIMITS.idempotencyKeysPerAccount) break;
+    if (!outdated) delete records[key];
+    log.head += 1;
+  }
+  if (log.head === before) return;
+  if (log.head >= 64 && log.head * 2 >= log.entries.length) {
+    log.entries.splice(0, log.head);
+    log.head = 0;
+  }
+  account.changed();
+}
+
 /** A named store of idempotency keys, kept with the account's state (so --data keeps it across restarts). */
 export function defineIdempotencyKeys<T>(name: string): (account: Account) => IdempotencyKeys<T> {
   return (account) => {
     const records = account.state<Record<string, Remembered<T>>>(name, () => ({}));
+    const log = keyLog(account, name, records);
+    forgetExpired(account, records, log);
     return {
       replay(key, request, field) {
         // Own keys only: a key such as "constructor" or "__proto__" is just a key.
@@ -39,7 +77,10 @@ export function defineIdempotencyKeys<T>(name: string): (account: Account) => Id
       },
       remember(key, request, answer) {
         // defineProperty, not assignment: assigning to "__proto__" would change the object's prototype.
-        Object.defineProperty(records, key, { value: { fingerprint: fingerprintOf(request), answer }, enumerable: true, writable: true, configurable: true });
+        const at = account.clock.nowMs();
+        Object.defineProperty(records, key, { value: { fingerprint: fingerprintOf(request), answer, at }, enumerable: true, writable: true, configurable: true });
+        log.entries.push([key, at]);
+        forgetExpired(account, records, log);
         account.changed();
       },
     };

@@ -1,15 +1,16 @@
-// Owns persistence: the lowdb document, its partition by account, id generation, and coalesced,
-// atomic writes of the JSON file. The only module that touches lowdb.
+// Owns persistence: the lowdb document, its partition by account, id generation, and group-committed,
+// crash-safe writes of the JSON file (durable() resolves once every change made so far is in the file;
+// the HTTP layer waits for it before answering a write). The only module that touches lowdb.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Low, Memory } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
+import { Low, Memory, type Adapter } from 'lowdb';
 import type { Environment } from '../config.js';
 import { AccountClock, type ClockData, type RealNow } from '../clock/clock.js';
 import { createRandom, type Random } from '../random.js';
 import { Collection, type CollectionData } from './collection.js';
+import { DurableJSONFile } from './durable-file.js';
 
 export interface PartnerRecord {
   id: string;
@@ -65,7 +66,7 @@ export class Account {
   private collections = new Map<string, Collection<{ id: string }>>();
 
   constructor(readonly data: AccountData, private readonly store: Store, realNow: RealNow) {
-    this.clock = new AccountClock(data.clock, realNow);
+    this.clock = new AccountClock(data.clock, realNow, () => store.changed());
     this.random = createRandom(`${store.seed}|${data.id}|random`);
   }
 
@@ -131,7 +132,7 @@ export interface StoreOptions {
   file?: string;
   seed?: string;
   realNow: RealNow;
-  /** How long writes are gathered before one file write (ms). */
+  /** How long changes no one waits for (background work) are gathered before one file write (ms). */
   flushDelayMs?: number;
 }
 
@@ -139,16 +140,19 @@ export class Store {
   readonly events = new EventEmitter();
   private readonly accounts = new Map<string, Account>();
   private flushTimer: NodeJS.Timeout | undefined;
+  /** The file write under way, and how many changes it holds. */
   private writing: Promise<void> | undefined;
-  private dirty = false;
+  /** Changes noted so far, and how many of them the file holds: the difference is not durable yet. */
+  private changes = 0;
+  private written = 0;
   /** Number of file writes done, for tests and the benchmark of coalescing. */
   writes = 0;
 
-  private constructor(private readonly db: Low<StoreData>, private readonly options: StoreOptions) {}
+  private constructor(private readonly db: Low<StoreData>, private readonly adapter: Adapter<StoreData>, private readonly options: StoreOptions) {}
 
   static async open(options: StoreOptions): Promise<Store> {
     const initial = freshData(options.seed);
-    const adapter = options.file ? new JSONFile<StoreData>(options.file) : new Memory<StoreData>();
+    const adapter = options.file ? new DurableJSONFile<StoreData>(options.file) : new Memory<StoreData>();
     const db = new Low<StoreData>(adapter, initial);
     try {
       if (options.file) await mkdir(dirname(options.file), { recursive: true });
@@ -163,10 +167,10 @@ export class Store {
     db.data ??= initial;
     // An explicit seed wins over the one a data file remembers.
     if (options.seed) db.data.meta.seed = options.seed;
-    const store = new Store(db, options);
+    const store = new Store(db, adapter, options);
     if (options.file) {
       // Write once at start, so an unwritable location stops the start instead of every later write.
-      store.dirty = true;
+      store.changes = 1;
       try {
         await store.flush();
       } catch (error) {
@@ -214,36 +218,73 @@ export class Store {
     this.events.emit('storeReset');
   }
 
-  /** Note a change; the file is written once per burst, `flushDelayMs` after the first change. */
+  /**
+   * Note a change. Changes someone waits for (durable()) are written at once, group-committed: every
+   * change made while a write is under way goes into the next one. Changes no one waits for are
+   * gathered for `flushDelayMs` first.
+   */
   changed(): void {
     if (!this.options.file) return;
-    this.dirty = true;
-    if (!this.flushTimer && !this.writing) {
-      this.flushTimer = setTimeout(() => {
-        // A failed background write must never crash the process; the next change retries it.
-        this.flush().catch((error) => {
-          this.dirty = true;
-          this.events.emit('writeFailed', error);
-        });
-      }, this.options.flushDelayMs ?? 50);
-      this.flushTimer.unref();
+    this.changes += 1;
+    this.writeLater();
+  }
+
+  private writeLater(): void {
+    if (this.flushTimer || this.writing) return;
+    this.flushTimer = setTimeout(() => {
+      // A failed background write must never crash the process; the next change retries it.
+      this.flush().catch((error) => this.events.emit('writeFailed', error));
+    }, this.options.flushDelayMs ?? 50);
+    this.flushTimer.unref();
+  }
+
+  /** True while some change is not in the data file yet. */
+  get pending(): boolean {
+    return this.changes > this.written;
+  }
+
+  /**
+   * Resolves once every change made before the call is in the data file (at once without --data,
+   * or when nothing is pending); rejects if the write that should hold them fails (they stay pending,
+   * and the next write retries them). One write serves every caller waiting at that moment.
+   */
+  async flush(): Promise<void> {
+    if (!this.options.file) return;
+    const target = this.changes;
+    while (this.written < target) {
+      if (this.writing) {
+        // A write under way may have begun before some of these changes: wait for it, then look again.
+        await this.writing.catch(() => undefined);
+        continue;
+      }
+      await this.writeNow();
     }
   }
 
-  /** Write pending changes now (temporary file, then rename: lowdb's writer is atomic). */
-  async flush(): Promise<void> {
+  /** The same as flush(): what the HTTP layer awaits before acknowledging a write. */
+  durable(): Promise<void> {
+    return this.pending ? this.flush() : Promise.resolve();
+  }
+
+  /** One write of the whole document; the adapter serialises it before its first await. */
+  private writeNow(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.writing) await this.writing;
-    if (!this.dirty || !this.options.file) return;
-    this.dirty = false;
-    this.writing = this.db.write().then(() => { this.writes += 1; });
-    try {
-      await this.writing;
-    } finally {
-      this.writing = undefined;
-    }
-    if (this.dirty) this.changed();
+    const holds = this.changes;
+    this.writing = this.adapter.write(this.db.data).then(
+      () => {
+        this.written = Math.max(this.written, holds);
+        this.writes += 1;
+        this.writing = undefined;
+        // Changes made during the write that no one waits for still need a write.
+        if (this.pending) this.writeLater();
+      },
+      (error: unknown) => {
+        this.writing = undefined;
+        throw error;
+      },
+    );
+    return this.writing;
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,7 @@ import { createInvoice, getInvoice, invoiceEventData, invoices, type Invoice } f
 import { addCardMethod, paymentMethodEventData, paymentMethods, type PaymentMethodRecord } from '../domain/payment-methods/payment-methods.js';
 import { payInvoice, paymentEventData, payments, runProcessJob, runSettleJob, type Payment } from '../domain/payments/payments.js';
 import { payoutEventData, payouts, PAYOUT_FAILURE_REASON, type Payout } from '../domain/payouts/payouts.js';
+import { addDays, calendarDate } from '../domain/dates.js';
 
 export interface Fired {
   entity_id: string;
@@ -78,7 +79,7 @@ function fakeInvoice(deps: Deps, account: Account, customer: Customer): Invoice 
   const amount = faker.number.int({ min: 20, max: 900 });
   return createInvoice(deps, account, {
     customer_id: customer.id,
-    due_date: new Date(account.clock.nowMs() + 30 * 86_400_000).toISOString().slice(0, 10),
+    due_date: calendarDate(addDays(account.clock.nowMs(), 30)),
     line_items: [{ description: faker.commerce.productName(), quantity, amount }],
   });
 }

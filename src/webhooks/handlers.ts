@@ -3,13 +3,15 @@
 import type { Feature } from '../feature.js';
 import { created, ok, type Handler } from '../http/context.js';
 import { pageParams } from '../http/pagination.js';
+import { ApiError, Errors } from '../http/errors.js';
 import { fireEvent } from './fire.js';
 import { deliveryBody, listAttempts, listHistory } from './history.js';
 import { WEBHOOKS_SERVICE, WebhookQueue, webhookQueue } from './queue.js';
 import { createSubscription, deactivateSubscription, subscriptions, subscriptionView, type Subscription } from './subscriptions.js';
 
 const listWebhooks: Handler = ({ account, query }) => {
-  const filter = query.is_active === undefined ? undefined : (s: Subscription) => s.is_active === query.is_active;
+  // A CLI forwarder's subscriptions are the sandbox's own, not the partner's: never listed.
+  const filter = (s: Subscription) => !s.forwarder && (query.is_active === undefined || s.is_active === query.is_active);
   const page = subscriptions(account).page({
     ...pageParams(query),
     filter,
@@ -19,6 +21,7 @@ const listWebhooks: Handler = ({ account, query }) => {
 };
 
 const deleteWebhook: Handler = ({ deps, account, params }) => {
+  if (subscriptions(account).get(params.subscription_id)?.forwarder) throw new ApiError(Errors.notFound, { message: `No webhook subscription with id ${params.subscription_id}.` });
   const sub = deactivateSubscription(account, params.subscription_id);
   webhookQueue(deps).dropSubscription(account, sub);
   return ok(subscriptionView(sub));
@@ -30,11 +33,18 @@ export const webhooksFeature: Feature = {
     listWebhooks,
     createWebhook: ({ deps, account, body }) => created(subscriptionView(createSubscription(deps, account, body))),
     deleteWebhook,
-    listWebhookEvents: ({ account, query }) => ok(listHistory(account, query)),
+    listWebhookEvents: ({ deps, account, query }) => {
+      // History past its retention goes before it is read, also when no event was recorded since the clock moved.
+      webhookQueue(deps).prune(account);
+      return ok(listHistory(account, query));
+    },
     retryWebhooks: ({ deps, account }) => ok({ success: true, resumed: webhookQueue(deps).resume(account) }),
   },
   control: {
-    sandboxListDeliveries: ({ account, query }) => ok({ data: listAttempts(account, query) }),
+    sandboxListDeliveries: ({ deps, account, query }) => {
+      webhookQueue(deps).prune(account);
+      return ok({ data: listAttempts(account, query) });
+    },
     sandboxFireEvent: ({ deps, account, body }) => created(deliveryBody(fireEvent(deps, account, body.topic, body.entity_id))),
   },
   install(deps) {

@@ -1,7 +1,9 @@
 // Owns the delivery history: one record per (event, subscription) with its status (pending, sent,
 // failed), attempts and last error, and the log of every attempt shown by the control plane.
 import { eventLog, type EventRecord, type Topic } from '../events/events.js';
+import { invalidFields } from '../http/errors.js';
 import { pageParams, timeWindow } from '../http/pagination.js';
+import { parseIsoInstant } from '../domain/dates.js';
 import { defineCollection, type Account } from '../store/store.js';
 import { defineMachine } from '../domain/machine.js';
 
@@ -96,19 +98,20 @@ export interface HistoryQuery {
   to_date?: string;
 }
 
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-
 /**
- * The spec says ISO 8601 for from_date and to_date, so a bare date (YYYY-MM-DD) is accepted too and
- * covers its whole UTC day: from_date its first millisecond, to_date its last.
+ * from_date and to_date as the spec says, ISO 8601: a date-time (no offset means UTC) or a bare date
+ * (YYYY-MM-DD) covering its whole UTC day, from_date from its first millisecond, to_date to its last.
  */
-function dayBound(value: string | undefined, end: boolean): string | undefined {
-  if (!value || !DATE_ONLY.test(value)) return value;
-  return `${value}T${end ? '23:59:59.999' : '00:00:00.000'}Z`;
+function dateBound(query: HistoryQuery, field: 'from_date' | 'to_date'): number | undefined {
+  const value = query[field];
+  if (value === undefined || value === '') return undefined;
+  const ms = parseIsoInstant(value, field === 'to_date');
+  if (ms === undefined) throw invalidFields({ [field]: 'must be an ISO 8601 date or date-time that exists (2026-11-22, 2026-11-22T18:00:00, 2026-11-22T18:00:00+01:00)' });
+  return ms;
 }
 
 export function listHistory(account: Account, query: HistoryQuery) {
-  const window = timeWindow(dayBound(query.from_date, false), dayBound(query.to_date, true));
+  const window = timeWindow(dateBound(query, 'from_date'), dateBound(query, 'to_date'));
   // Walk the status index when a status is asked for (the common "what failed?" question), else topic's.
   const where = query.status ? { field: 'status', value: query.status } : query.topic ? { field: 'topic', value: query.topic } : undefined;
   const topic = query.status ? query.topic : undefined;

@@ -10,6 +10,7 @@ import { attempts, deliveries, deliveryBody, deliveryMachine, eventOf, type Deli
 import { transition } from '../domain/machine.js';
 import { activeSubscriptions, subscriptions, type Subscription } from './subscriptions.js';
 import { LIMITS } from '../limits.js';
+import { pruneWebhookHistory } from './retention.js';
 
 export const WEBHOOKS_SERVICE = 'webhooks';
 export const SEND_JOB = 'webhooks.send';
@@ -74,7 +75,10 @@ export class WebhookQueue {
 
   install(): void {
     this.deps.scheduler.register(SEND_JOB, (account, job) => this.runJob(account, job));
-    this.deps.events.on('recorded', (account, event) => this.enqueue(account, event));
+    this.deps.events.on('recorded', (account, event) => {
+      this.enqueue(account, event);
+      this.prune(account);
+    });
     for (const account of this.deps.store.allAccounts()) this.recover(account);
   }
 
@@ -117,6 +121,11 @@ export class WebhookQueue {
       // Recording an event must never fail the API request that caused it.
       this.deps.log.error({ err: error, account: account.id, topic: event.topic }, 'could not enqueue webhook deliveries');
     }
+  }
+
+  /** Apply the history's retention (src/webhooks/retention.ts): settled history only, never the queue. */
+  prune(account: Account): void {
+    pruneWebhookHistory(account, queueState(account).queue[0]);
   }
 
   /** Start sending when nothing else will: not paused, no send job waiting, no run under way. */
@@ -307,12 +316,13 @@ export class WebhookQueue {
       deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'attempt_failed'), last_error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString() });
     }
     this.logAttempt(account, delivery, event.idempotency_key, outcome, at, next === null ? null : new Date(next).toISOString());
+    this.prune(account);
     account.changed();
     this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error }, 'webhook attempt');
   }
 
   private logAttempt(account: Account, d: DeliveryRecord, eventKey: string, outcome: AttemptOutcome, at: string, nextAt: string | null): void {
-    attempts(account).insert({
+    const attempt = attempts(account).insert({
       id: account.newId('dlv'),
       event_id: eventKey,
       topic: d.topic,
@@ -325,6 +335,7 @@ export class WebhookQueue {
       duration_ms: outcome.duration_ms,
       next_attempt_at: nextAt,
     });
+    this.deps.activity.emit('attempt', account, attempt, d);
   }
 }
 

@@ -1,5 +1,7 @@
 // Owns webhook subscriptions: one topic each, HTTPS endpoints (plain http only with
-// --allow-http-webhooks), the stored secret (never shown: secret_last_4_digits instead), soft deletion.
+// --allow-http-webhooks), the stored secret (never shown: secret_last_4_digits instead), soft deletion,
+// and their bounds: at most LIMITS.webhookSubscriptionsPerAccount active, the most recent
+// LIMITS.webhookDeletedSubscriptionsKept deleted ones still listed.
 import type { Deps } from '../deps.js';
 import type { Topic } from '../events/events.js';
 import { ApiError, Errors, invalidFields } from '../http/errors.js';
@@ -16,6 +18,8 @@ export interface Subscription {
   secret_key: string | null;
   created_at: string;
   updated_at: string;
+  /** Set on a CLI forwarder's subscription: the id of the stream it lives with (see src/stream/forwarders.ts). */
+  forwarder?: string;
 }
 
 export const subscriptions = defineCollection<Subscription>('webhook_subscriptions', ['topic']);
@@ -67,11 +71,24 @@ export function checkEndpointUrl(deps: Deps, raw: string): string {
   return raw;
 }
 
+/** Active subscriptions of the account (the collection holds at most the active cap plus the deleted ones kept). */
+function activeCount(account: Account): number {
+  let count = 0;
+  for (const sub of subscriptions(account).values()) if (sub.is_active) count += 1;
+  return count;
+}
+
 export function createSubscription(deps: Deps, account: Account, input: SubscriptionInput): Subscription {
   const endpointUrl = checkEndpointUrl(deps, input.endpoint_url);
   // The secret travels in an HTTP header: a character a header cannot carry would fail every attempt.
   if (input.secret_key !== undefined && !SECRET_FORM.test(input.secret_key)) {
     throw invalidFields({ secret_key: 'must be 1 to 256 visible ASCII characters (no spaces or control characters): it is sent in the Authorization header' });
+  }
+  const cap = LIMITS.webhookSubscriptionsPerAccount;
+  if (activeCount(account) >= cap) {
+    throw new ApiError(Errors.limitReached, {
+      message: `The account has ${cap} active webhook subscriptions, the most it may have; delete one (DELETE /webhooks/{subscription_id}) before adding another.`,
+    });
   }
   const now = account.clock.iso();
   return subscriptions(account).insert({
@@ -93,7 +110,19 @@ export function createSubscription(deps: Deps, account: Account, input: Subscrip
 export function deactivateSubscription(account: Account, id: string): Subscription {
   const sub = subscriptions(account).require(id, 'webhook subscription');
   if (!sub.is_active) throw new ApiError(Errors.notFound, { message: `No active webhook subscription with id ${id}; it was already deleted.` });
-  return subscriptions(account).update(id, { is_active: false, updated_at: account.clock.iso() });
+  const deleted = subscriptions(account).update(id, { is_active: false, updated_at: account.clock.iso() });
+  forgetOldDeleted(account);
+  return deleted;
+}
+
+/** Keep the most recently deleted subscriptions listed; older deleted ones are dropped (their history stays). */
+function forgetOldDeleted(account: Account): void {
+  const all = subscriptions(account);
+  const deleted = [...all.values()].filter((s) => !s.is_active);
+  const excess = deleted.length - LIMITS.webhookDeletedSubscriptionsKept;
+  if (excess <= 0) return;
+  deleted.sort((a, b) => a.updated_at.localeCompare(b.updated_at));
+  for (const sub of deleted.slice(0, excess)) all.remove(sub.id);
 }
 
 /** Active subscriptions of a topic, oldest first (walks the topic index only). */

@@ -105,7 +105,9 @@ export function moveBill(account: Account, bill: Bill, event: BillEvent, actor: 
   const now = account.clock.iso();
   if (status === bill.status) return bills(account).update(bill.id, { updated_at: now });
   const entry: BillStatusEntry = { created_at: now, status, reason, user_id: actor.user_id };
-  return bills(account).update(bill.id, { status, status_history: [...bill.status_history, entry], updated_at: now });
+  // The history keeps its newest LIMITS.billStatusHistory entries (a bill can cycle submit/reject forever).
+  const status_history = [...bill.status_history, entry].slice(-LIMITS.billStatusHistory);
+  return bills(account).update(bill.id, { status, status_history, updated_at: now });
 }
 
 /** The bill as the API shows it; `status_history` (the whole history) only where asked for. */
@@ -126,7 +128,7 @@ export function billView(account: Account, bill: Bill, { history = false } = {})
     status: bill.status,
     line_items: bill.line_items,
     last_status: status_history[status_history.length - 1],
-    vendor_payments: paymentsOfBill(account, bill).map(vendorPaymentView),
+    vendor_payments: paymentsOfBill(account, bill).slice(-LIMITS.billVendorPaymentsShown).map(vendorPaymentView),
     ...(history ? { status_history } : {}),
   };
 }

@@ -20,7 +20,7 @@ function billDocumentRoute(app: Express, deps: Deps): void {
       const bill = bills(account).get(String(req.params.billId));
       const document = bill?.document;
       if (!document || document.path !== `bills/${req.params.billId}/${req.params.filename}`) throw new ApiError(Errors.notFound, { message: 'No such document.' });
-      const bytes = await deps.blobs.get(document.blob_id);
+      const bytes = await deps.blobs.get(account, document.blob_id);
       if (!bytes) throw new ApiError(Errors.notFound, { message: 'No such document.' });
       res.setHeader('Content-Type', document.mime_type);
       res.setHeader('Content-Disposition', `inline; filename="${String(req.params.filename)}"`);

@@ -2,6 +2,7 @@
 // by email or name (or created with origin ocr), and a draft bill with source ocr created from it.
 import type { Deps } from '../../deps.js';
 import type { Account } from '../../store/store.js';
+import type { BlobReservation } from '../../store/blobs.js';
 import { decodeDocument, EMPTY_EXTRACTION, extractFields, pdfText, type DocumentType, type ExtractedData } from '../../ocr/ocr.js';
 import { createVendor, findVendorByEmailOrName } from '../vendors/vendors.js';
 import { bills, createBill, type Actor, type Bill } from './bills.js';
@@ -33,6 +34,16 @@ function safeFilename(filename: string): string {
 
 export async function uploadBill(deps: Deps, account: Account, input: UploadInput, actor: Actor) {
   const bytes = decodeDocument(input.content, input.content_type);
+  // Room for the document is claimed first: an account at its cap gets 422 before anything is created.
+  const room = deps.blobs.reserve(account, bytes.length);
+  try {
+    return await readAndFile(deps, account, input, actor, bytes, room);
+  } finally {
+    room.cancel(); // a no-op once written
+  }
+}
+
+async function readAndFile(deps: Deps, account: Account, input: UploadInput, actor: Actor, bytes: Buffer, room: BlobReservation) {
   const warnings: string[] = [];
   let extracted: ExtractedData = { ...EMPTY_EXTRACTION, line_items: [] };
   if (input.content_type === 'application/pdf') {
@@ -73,7 +84,7 @@ export async function uploadBill(deps: Deps, account: Account, input: UploadInpu
 
   const filename = safeFilename(input.filename);
   const blobId = account.newId('doc');
-  await deps.blobs.put(blobId, bytes);
+  await room.write(blobId, bytes);
   const path = `bills/${bill.id}/${filename}`;
   bills(account).update(bill.id, { document: { blob_id: blobId, filename: input.filename, mime_type: input.content_type, path, size: bytes.length } });
   return { bill_id: bill.id, bill_number: bill.number, document_path: path, warnings, extracted_data: extracted };

@@ -1,4 +1,4 @@
-// Owns checkout tokens (scoped to one customer and one invoice, one hour on the account clock), the
+// Owns checkout tokens (scoped to one customer and one invoice, living --token-ttl real seconds), the
 // card-form credentials, the partner theme, the built-in address book, and idempotent checkout payments.
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
@@ -7,13 +7,12 @@ import type { Principal } from '../../http/context.js';
 import type { Account } from '../../store/store.js';
 import { defineIdempotencyKeys } from '../../store/idempotency.js';
 import { CHECKOUT_AUDIENCE } from '../../auth/security.js';
+import { tokenGeneration } from '../../auth/tokens.js';
 import { getCustomer } from '../customers/customers.js';
 import { getInvoice } from '../invoices/invoices.js';
+import { parseIsoInstant } from '../dates.js';
 import type { MethodKind } from '../payments/money.js';
 import { payInvoice, type Payment } from '../payments/payments.js';
-
-/** Sandbox choice: checkout tokens live one hour. */
-export const CHECKOUT_TOKEN_TTL_SECONDS = 3600;
 
 export async function issueCheckoutToken(deps: Deps, account: Account, principal: Principal, input: { customer_id: string; invoice_id?: string }) {
   // The real service answers a missing invoice_id with 400 "invalid invoice id".
@@ -21,14 +20,16 @@ export async function issueCheckoutToken(deps: Deps, account: Account, principal
   getCustomer(account, input.customer_id);
   const invoice = getInvoice(account, input.invoice_id);
   if (invoice.customer_id !== input.customer_id) throw invalidFields({ invoice_id: 'is not an invoice of this customer' }, 'Invalid invoice id.');
-  const now = account.clock.nowMs();
-  const expiresAt = Math.floor(now / 1000) + CHECKOUT_TOKEN_TTL_SECONDS;
+  // Real time, as access tokens: a moved account clock never expires a token.
+  const now = deps.realNow();
+  const expiresAt = Math.floor(now / 1000) + deps.tokens.ttlSeconds;
   const token = await deps.tokens.signFor(CHECKOUT_AUDIENCE, {
     partner_id: account.partnerId,
     client_id: principal.client_id,
     customer_id: input.customer_id,
     invoice_id: input.invoice_id,
     environment: account.environment,
+    gen: tokenGeneration(account),
   }, now, expiresAt);
   return { token, expires_at: expiresAt };
 }
@@ -84,8 +85,8 @@ export function suggest(input: { q: string; country?: string }) {
 export function addressDetails(id: string) {
   const found = ADDRESS_BOOK.find((a) => a.id === id);
   if (!found) throw new ApiError(Errors.notFound, { message: `No address suggestion with id ${id}.` });
-  const { id: _id, ...address } = found;
-  return address;
+  const { id: _id, subpremise = null, ...address } = found;
+  return { ...address, subpremise };
 }
 
 export interface CheckoutPaymentInput {
@@ -112,7 +113,7 @@ export function checkoutPay(deps: Deps, account: Account, principal: Principal, 
   if (input.invoice_id !== undefined && input.invoice_id !== principal.invoice_id) mismatch.invoice_id = 'is not the checkout token\'s invoice';
   if (Object.keys(mismatch).length) throw new ApiError(Errors.forbidden, { message: 'A checkout token may only pay its own invoice.', validation_errors: mismatch });
   if (input.payment_method !== 'manual' && !input.payment_method_id) throw invalidFields({ payment_method_id: `is required when payment_method is ${input.payment_method}` });
-  if (input.payment_date !== undefined && Number.isNaN(Date.parse(input.payment_date))) throw invalidFields({ payment_date: 'must be an ISO 8601 date or date-time' });
+  if (input.payment_date !== undefined && parseIsoInstant(input.payment_date) === undefined) throw invalidFields({ payment_date: 'must be an ISO 8601 date or date-time that exists' });
   const payment = payInvoice(deps, account, principal.invoice_id as string, {
     payment_method_id: input.payment_method === 'manual' ? undefined : input.payment_method_id,
     amount: Number(input.amount),

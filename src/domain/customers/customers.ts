@@ -5,6 +5,7 @@ import { ApiError, Errors } from '../../http/errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import type { Schema } from '../../schemas.js';
+import { withNulls } from '../views.js';
 
 export const ADDRESS_FIELDS = ['street_address', 'sub_premise', 'city', 'state', 'postal_code', 'country'] as const;
 export const PATCHABLE_FIELDS = ['name', 'legal_name', 'ein', ...ADDRESS_FIELDS] as const;
@@ -15,7 +16,7 @@ export type CustomerStatus = Schema<'CustomerStatus'>;
 /** The stored customer is exactly the API's Customer. */
 export type Customer = Schema<'Customer'> & { default_payment_method_id: string | null };
 
-/** The fields the API shows, in the document's order; a record from an older data file may hold more. */
+/** The fields the API shows, in the document's order (a record from an older data file may hold more, or fewer). */
 const USER_VIEW_FIELDS = ['id', 'created_at', 'email', 'first_name', 'last_name', 'job_title', 'phone'] as const;
 const VIEW_FIELDS = ['id', 'created_at', 'status', ...CREATE_FIELDS, 'default_payment_method_id', 'customer_integration_id'] as const;
 
@@ -51,13 +52,13 @@ export function createCustomer(deps: Deps, account: Account, input: CustomerInpu
     throw new ApiError(Errors.badRequest, { message: 'This external id is already used', validation_errors: { external_id: 'is already used by another customer' } });
   }
   const now = account.clock.iso();
-  const customer: Customer = {
+  const customer = {
+    ...withNulls(input, [...CREATE_FIELDS, 'customer_integration_id']),
     id: account.newId('cus'),
     created_at: now,
     status: 'active',
     default_payment_method_id: null,
-    ...pick(input, [...CREATE_FIELDS, 'customer_integration_id']),
-  };
+  } as Customer;
   customers(account).insert(customer);
   if (typeof customer.external_id === 'string') ids[customer.external_id] = customer.id;
   deps.events.record(account, 'customer_created', customer.id, customerEventData(customer));
@@ -85,7 +86,7 @@ export function moveCustomer(deps: Deps, account: Account, id: string, event: 'a
 
 /** The customer as the API shows it. */
 export function customerView(customer: Customer): Schema<'Customer'> {
-  return pick(customer, VIEW_FIELDS) as Schema<'Customer'>;
+  return withNulls(customer, VIEW_FIELDS) as Schema<'Customer'>;
 }
 
 export function customerEventData(customer: Customer): Record<string, unknown> {
@@ -115,7 +116,7 @@ export function createCustomerUser(account: Account, customerId: string, input: 
 
 /** The customer user as the API shows it: the owner is in the path, not the body. */
 export function customerUserView(user: CustomerUser): Schema<'CustomerUser'> {
-  return pick(user, USER_VIEW_FIELDS) as Schema<'CustomerUser'>;
+  return withNulls(user, USER_VIEW_FIELDS) as Schema<'CustomerUser'>;
 }
 
 export function pick<T extends object, K extends string>(source: T | undefined, keys: readonly K[]): Partial<Record<K, any>> {

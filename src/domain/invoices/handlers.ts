@@ -8,6 +8,7 @@ import {
   archiveInvoice, createInvoice, findByNumber, getInvoice, invoices, invoiceView, restoreInvoice, type Invoice,
 } from './invoices.js';
 import { invoicePdfPath, uploadInvoicePdf } from './pdf.js';
+import { endOfCalendarDate, isCalendarDate, startOfCalendarDate } from '../dates.js';
 
 /** Sandbox choice: hosted payment links stay valid 30 days (the page always shows the current state). */
 export const PAYMENT_LINK_TTL_SECONDS = 30 * 86_400;
@@ -23,8 +24,8 @@ export function pdfLink(deps: Deps, account: Account, origin: string, invoice: I
 /** A due-date bound: a date covers its whole day; a date-time is compared with 00:00 UTC of the due date. */
 function dueBound(value: string | undefined, end: boolean): number | undefined {
   if (!value) return undefined;
-  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00.000Z` : value);
-  return end && /^\d{4}-\d{2}-\d{2}$/.test(value) ? ms + 86_399_999 : ms;
+  if (!isCalendarDate(value)) return Date.parse(value);
+  return end ? endOfCalendarDate(value) : startOfCalendarDate(value);
 }
 
 const listInvoices: Handler = ({ account, query }) => {
@@ -35,7 +36,7 @@ const listInvoices: Handler = ({ account, query }) => {
   const createdIn = timeWindow(query.created_at_start, query.created_at_end);
   const [dueFrom, dueTo] = [dueBound(query.due_date_start, false) ?? -Infinity, dueBound(query.due_date_end, true) ?? Infinity];
   const filter = (i: Invoice) => {
-    const due = Date.parse(`${i.due_date}T00:00:00.000Z`);
+    const due = startOfCalendarDate(i.due_date);
     return (!createdIn || createdIn(i.created_at)) && due >= dueFrom && due <= dueTo &&
       (!query.status || i.status === query.status) && (!query.invoice_number || i.invoice_number === query.invoice_number);
   };

@@ -7,6 +7,7 @@ import { customers, type Customer } from '../customers/customers.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
 import { cents, isCents, MAX_AMOUNT } from '../payments/money.js';
 import { payInvoice } from '../payments/payments.js';
+import { addDays, startOfCalendarDate } from '../dates.js';
 
 export type InvoiceStatus = 'UPCOMING' | 'OVERDUE' | 'RECEIVED' | 'PAID' | 'ARCHIVED';
 export type InvoiceSource = 'api' | 'accounting_integration';
@@ -184,7 +185,7 @@ export function createInvoice(deps: Deps, account: Account, input: InvoiceInput,
 
 /** The overdue check runs when the day after the due date begins (UTC) on the account clock. */
 function scheduleOverdue(deps: Deps, account: Account, invoice: Invoice): void {
-  const at = Date.parse(`${invoice.due_date}T00:00:00.000Z`) + 86_400_000;
+  const at = addDays(startOfCalendarDate(invoice.due_date), 1);
   deps.scheduler.schedule(account, OVERDUE_JOB, at, { invoice_id: invoice.id });
 }
 

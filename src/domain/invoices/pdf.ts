@@ -44,12 +44,15 @@ export async function uploadInvoicePdf(deps: Deps, account: Account, id: string,
     bytes = await fetchPdf(input.url as string, { ...extra, allowPrivate: deps.config.allowPrivateUrls });
   }
   if (bytes.length > PDF_MAX_BYTES) throw tooLarge();
+  const room = deps.blobs.reserve(account, bytes.length, input.content !== undefined ? 'content' : 'url');
   const blobId = account.newId('pdf');
-  await deps.blobs.put(blobId, bytes);
-  // Last write wins: the invoice points at the new copy only once it is stored.
+  await room.write(blobId, bytes);
+  // Last write wins: the invoice points at the new copy only once it is stored; the copy it replaces is freed.
   const current = getInvoice(account, id);
   const path = `pdfs/${current.id}/${blobId}.pdf`;
+  const replaced = current.pdf?.blob_id;
   invoices(account).update(current.id, { pdf: { blob_id: blobId, path, size: bytes.length, uploaded_at: account.clock.iso() }, updated_at: account.clock.iso() });
+  if (replaced && replaced !== blobId) await deps.blobs.release(account, replaced);
   deps.events.record(account, 'invoice_updated', current.id, invoiceEventData(current));
   return { path };
 }
@@ -61,7 +64,7 @@ export function invoicePdfPath(invoice: Pick<Invoice, 'id'>): string {
 /** The latest uploaded PDF, or one rendered now for the invoice. */
 export async function invoicePdfBytes(deps: Deps, account: Account, invoice: Invoice): Promise<Buffer> {
   if (invoice.pdf) {
-    const stored = await deps.blobs.get(invoice.pdf.blob_id);
+    const stored = await deps.blobs.get(account, invoice.pdf.blob_id);
     if (stored) return stored;
   }
   const customer = customers(account).get(invoice.customer_id);

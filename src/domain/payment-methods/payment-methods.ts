@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { LIMITS } from '../../limits.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { customers, getCustomer } from '../customers/customers.js';
 import { decimal, FEES, feeFor, MAX_AMOUNT, type MethodKind } from '../payments/money.js';
@@ -174,6 +175,15 @@ type MethodDetails = Omit<PaymentMethodRecord, 'id' | 'customer_id' | 'created_a
 /** Store a new method for the customer; the first one becomes the customer's default. */
 function addMethod(deps: Deps, account: Account, customerId: string, details: MethodDetails): PaymentMethodRecord {
   const customer = getCustomer(account, customerId);
+  // Counting stops at the cap: the cost of a check does not grow with the customer's methods.
+  let held = 0;
+  for (const _method of paymentMethods(account).newest({ field: 'customer_id', value: customerId })) if (++held >= LIMITS.paymentMethodsPerCustomer) break;
+  if (held >= LIMITS.paymentMethodsPerCustomer) {
+    throw new ApiError(Errors.unprocessable, {
+      message: `A customer holds at most ${LIMITS.paymentMethodsPerCustomer} payment methods: delete one first.`,
+      validation_errors: { customer_id: `already holds ${LIMITS.paymentMethodsPerCustomer} payment methods` },
+    });
+  }
   const first = customer.default_payment_method_id === null;
   const method: PaymentMethodRecord = { id: account.newId('pm'), customer_id: customerId, created_at: account.clock.iso(), ...details, cvv_submitted_at: null };
   const stored = paymentMethods(account).insert(method);

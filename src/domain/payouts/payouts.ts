@@ -2,10 +2,12 @@
 // gathered into a scheduled payout each day, which processes at the daily cut-off and is paid (or
 // fails, for the test value) on its arrival date, with fees and the payout_* event payloads.
 import type { Deps } from '../../deps.js';
+import { LIMITS } from '../../limits.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import { FEES, cents, type MethodKind } from '../payments/money.js';
 import { payments, type Payment } from '../payments/payments.js';
+import { addDays, calendarDate, startOfCalendarDate, startOfNextDay } from '../dates.js';
 
 export type PayoutStatus = 'scheduled' | 'processing' | 'succeeded' | 'failed';
 
@@ -60,7 +62,6 @@ export const PAYOUT_FAILURE_REASON = 'bank_account_closed';
 export const PAYOUT_PROCESS_JOB = 'payout.process';
 export const PAYOUT_SETTLE_JOB = 'payout.settle';
 
-const DAY_MS = 86_400_000;
 
 /** Open (scheduled) payout id per customer ("-" for payments without a customer). */
 function openPayouts(account: Account): Record<string, string> {
@@ -80,9 +81,10 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
   const key = payment.customer_id ?? '-';
   const open = openPayouts(account);
   let payout = open[key] ? payouts(account).get(open[key]) : undefined;
-  const isNew = !payout || payout.status !== 'scheduled';
-  if (!payout || payout.status !== 'scheduled') {
-    const cutoff = Math.floor(account.clock.nowMs() / DAY_MS) * DAY_MS + DAY_MS;
+  // A full payout (LIMITS.payoutTransactions) stays as it is; the payment starts another one.
+  const isNew = !payout || payout.status !== 'scheduled' || payout.entries.length >= LIMITS.payoutTransactions;
+  if (!payout || isNew) {
+    const cutoff = startOfNextDay(account.clock.nowMs());
     const now = account.clock.iso();
     payout = payouts(account).insert({
       id: account.newId('po'),
@@ -90,7 +92,7 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
       updated_at: now,
       customer_id: payment.customer_id,
       status: 'scheduled',
-      arrival_date: new Date(cutoff + ARRIVAL_DAYS_AFTER_CUTOFF * DAY_MS).toISOString().slice(0, 10),
+      arrival_date: calendarDate(addDays(cutoff, ARRIVAL_DAYS_AFTER_CUTOFF)),
       sub_total: 0,
       total: 0,
       fees: [],
@@ -135,7 +137,7 @@ export function runPayoutProcessJob(deps: Deps, account: Account, payoutId: stri
   if (open[key] === payout.id) delete open[key];
   movePayout(account, payout, 'process');
   deps.events.record(account, 'payout_processing', payout.id, payoutEventData(payout));
-  deps.scheduler.schedule(account, PAYOUT_SETTLE_JOB, Date.parse(`${payout.arrival_date}T00:00:00.000Z`), { payout_id: payout.id });
+  deps.scheduler.schedule(account, PAYOUT_SETTLE_JOB, startOfCalendarDate(payout.arrival_date), { payout_id: payout.id });
 }
 
 export function runPayoutSettleJob(deps: Deps, account: Account, payoutId: string): void {

@@ -9,6 +9,7 @@ import { defineIdempotencyKeys } from '../../store/idempotency.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
 import { billMachine, bills, getBill, moveBill, perItem, SYSTEM, type Bill, type BulkResult, MAX_BULK_IDS } from '../bills/bills.js';
 import { getVendor, vendors, type Vendor } from '../vendors/vendors.js';
+import { calendarDate, startOfCalendarDate } from '../dates.js';
 
 export type PaymentSpeed = 'standard' | 'next_day' | 'same_day' | 'instant';
 export type VendorPaymentStatus = 'hold' | 'waiting_pay_date' | 'ready' | 'processing' | 'succeeded' | 'failed' | 'canceled';
@@ -115,12 +116,10 @@ function move(account: Account, payment: VendorPayment, event: PaymentEvent, cha
   return vendorPayments(account).update(payment.id, { ...changes, status, updated_at: account.clock.iso() });
 }
 
-const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const startOf = (date: string) => Date.parse(`${date}T00:00:00Z`);
 
 function estimatedArrival(account: Account, bill: Bill, speed: PaymentSpeed): string {
-  const sendAt = Math.max(bill.pay_date ? startOf(bill.pay_date) : 0, account.clock.nowMs()) + SEND_DELAY_MS;
-  return dateOf(sendAt + SETTLEMENT_MS[speed]);
+  const sendAt = Math.max(bill.pay_date ? startOfCalendarDate(bill.pay_date) : 0, account.clock.nowMs()) + SEND_DELAY_MS;
+  return calendarDate(sendAt + SETTLEMENT_MS[speed]);
 }
 
 function holdReason(vendor: Vendor): HoldReason | null {
@@ -145,7 +144,7 @@ function place(deps: Deps, account: Account, payment: VendorPayment, bill: Bill)
   else if (current.status === 'ready') current = move(account, current, 'reschedule');
   const common = { hold_reason: null, payment_method_id: vendor.bank_account?.payment_method_id ?? current.payment_method_id, estimated_arrival_date: estimate };
   if (bill.pay_date && bill.pay_date > account.clock.today()) {
-    const job = deps.scheduler.schedule(account, JOBS.due, startOf(bill.pay_date), { payment_id: current.id });
+    const job = deps.scheduler.schedule(account, JOBS.due, startOfCalendarDate(bill.pay_date), { payment_id: current.id });
     return move(account, current, 'reschedule', { ...common, hold_until: bill.pay_date, job_id: job.id });
   }
   const job = deps.scheduler.schedule(account, JOBS.send, account.clock.nowMs() + SEND_DELAY_MS, { payment_id: current.id });
@@ -351,7 +350,7 @@ export function registerVendorPaymentJobs(deps: Deps): void {
     moveBill(account, bill, 'process');
     move(account, payment, 'send', {
       sent_at: sentAt,
-      estimated_arrival_date: dateOf(now + SETTLEMENT_MS[payment.payment_speed]),
+      estimated_arrival_date: calendarDate(now + SETTLEMENT_MS[payment.payment_speed]),
       fails_with: TEST_ACCOUNT_FAILURES[vendor?.bank_account?.account_number ?? ''] ?? null,
       job_id: settle.id,
     });

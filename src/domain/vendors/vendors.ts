@@ -5,6 +5,7 @@ import { ApiError, Errors, invalidFields } from '../../http/errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import { pick } from '../customers/customers.js';
+import { LIMITS } from '../../limits.js';
 
 export const VENDOR_FIELDS = ['name', 'email', 'phone', 'category', 'tax_id', 'street_address', 'city', 'state', 'postal_code', 'country'] as const;
 export type VendorField = (typeof VENDOR_FIELDS)[number];
@@ -257,9 +258,15 @@ function getDataRequest(account: Account, vendorId: string, requestId: string): 
   return request;
 }
 
+/** The vendor's data requests, newest first: at most LIMITS.vendorDataRequestsShown. */
 export function listDataRequests(account: Account, vendorId: string): VendorDataRequest[] {
   getVendor(account, vendorId);
-  return [...vendorDataRequests(account).newest({ field: 'vendor_id', value: vendorId })];
+  const shown: VendorDataRequest[] = [];
+  for (const request of vendorDataRequests(account).newest({ field: 'vendor_id', value: vendorId })) {
+    if (shown.length >= LIMITS.vendorDataRequestsShown) break;
+    shown.push(request);
+  }
+  return shown;
 }
 
 /** Resend: the vendor gets the email again and the request is open for another full period. */

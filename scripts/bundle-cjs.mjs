@@ -1,0 +1,98 @@
+// Owns the package entry for test runners (run by `npm run build` after tsc): the programmatic API
+// (src/index.ts) bundled by esbuild into one CommonJS file, dist/cjs/index.cjs, with an ES module
+// beside it (dist/cjs/index.mjs) that re-exports the same instance, so require() and import get one
+// copy of the sandbox (one SandboxRequestError class, one set of helpers).
+//
+// Why a bundle: Jest runs test code through its own module loader, which cannot require() an ES
+// module. lowdb, jose and faker are ESM-only, and openapi-backend (CommonJS) requires
+// @apidevtools/json-schema-ref-parser, ESM-only from version 16, which is what a consumer's install
+// gets (this package's `overrides` pin 11 only where it is the root project). Those four are bundled
+// (with what they pull in, as locked here); every other dependency stays an ordinary require() of
+// the consumer's install: they are CommonJS, and some (pdfkit, pdf-parse, pino-pretty) read files
+// beside their own code.
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT_DIR = join(ROOT, 'dist', 'cjs');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+
+const ESM_ONLY = ['lowdb', 'jose', '@faker-js/faker'];
+const BUNDLED = [...ESM_ONLY, 'openapi-backend'];
+const external = Object.keys(pkg.dependencies)
+  .filter((name) => !BUNDLED.includes(name))
+  .flatMap((name) => [name, `${name}/*`]);
+
+const result = await build({
+  absWorkingDir: ROOT,
+  entryPoints: ['src/index.ts'],
+  outfile: join(OUT_DIR, 'index.cjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node22',
+  external,
+  // The sources find the OpenAPI documents, scenarios and fixtures relative to import.meta.url; the
+  // bundle sits two directories below the package root, as every compiled module does (dist/x/y.js).
+  define: { 'import.meta.url': '__billingSandboxModuleUrl' },
+  banner: { js: 'const __billingSandboxModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  legalComments: 'none',
+  metafile: true,
+  logLevel: 'warning',
+});
+
+// The names the bundle exports, read from the bundle itself, re-exported by the ES module.
+const names = JSON.parse(
+  execFileSync(process.execPath, ['-e', 'process.stdout.write(JSON.stringify(Object.keys(require(process.argv[1]))))', join(OUT_DIR, 'index.cjs')], { encoding: 'utf8' }),
+).filter((name) => name !== 'default' && name !== '__esModule');
+writeFileSync(
+  join(OUT_DIR, 'index.mjs'),
+  `// The ES module entry: the same instance as require('billing-sandbox') (see index.cjs).\nimport sandbox from './index.cjs';\nexport const { ${names.join(', ')} } = sandbox;\n`,
+);
+
+// Types for require(): a copy of the declarations tsc wrote, under a package.json that makes
+// TypeScript read them as CommonJS (dist/*.d.ts are ES module declarations, as "type": "module"
+// says, and a CommonJS file may not require() those: TS1479).
+rmSync(join(OUT_DIR, 'types'), { recursive: true, force: true });
+for (const file of readdirSync(join(ROOT, 'dist'), { recursive: true, encoding: 'utf8' })) {
+  if (!file.endsWith('.d.ts') || file.startsWith(`cjs${sep}`)) continue;
+  mkdirSync(dirname(join(OUT_DIR, 'types', file)), { recursive: true });
+  writeFileSync(join(OUT_DIR, 'types', file), asCommonJsDeclarations(readFileSync(join(ROOT, 'dist', file), 'utf8')));
+}
+writeFileSync(join(OUT_DIR, 'package.json'), '{ "type": "commonjs" }\n');
+
+/**
+ * A CommonJS declaration file may name an ES-module-only package's types only through a type-only
+ * import with resolution-mode "import" (else TS1479/TS1541); declarations only use types anyway.
+ */
+function asCommonJsDeclarations(text) {
+  return text.replace(/^import (?:type )?(.+?) from '([^']+)';$/gm, (line, names, specifier) =>
+    ESM_ONLY.some((name) => specifier === name || specifier.startsWith(`${name}/`))
+      ? `import type ${names} from '${specifier}' with { 'resolution-mode': 'import' };`
+      : line);
+}
+
+// The licences of what the bundle carries (every bundled package is MIT; their notices must travel).
+const packages = new Map();
+for (const input of Object.keys(result.metafile.inputs)) {
+  const at = input.lastIndexOf('node_modules/');
+  const match = at < 0 ? null : /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input.slice(at));
+  if (!match) continue;
+  const dir = join(ROOT, input.slice(0, at + match[0].length));
+  if (!packages.has(dir)) packages.set(dir, match[1]);
+}
+const notices = [...packages].sort((a, b) => a[1].localeCompare(b[1])).map(([dir, name]) => {
+  const meta = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const file = ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'license', 'LICENCE', 'license.md'].map((f) => join(dir, f)).find(existsSync);
+  return `${name}@${meta.version} (${meta.license ?? 'see package'})\n\n${file ? readFileSync(file, 'utf8').trim() : `License: ${meta.license}`}\n`;
+});
+writeFileSync(
+  join(OUT_DIR, 'THIRD_PARTY_LICENSES.txt'),
+  `dist/cjs/index.cjs bundles these packages:\n\n${notices.join(`\n${'-'.repeat(72)}\n\n`)}`,
+);
+
+const size = readFileSync(join(OUT_DIR, 'index.cjs')).length;
+console.log(`dist/cjs/index.cjs: ${(size / 1024 / 1024).toFixed(1)} MB, ${packages.size} bundled packages, ${names.length} exports`);

@@ -1,0 +1,147 @@
+// Owns the parity suite's check of answers against openapi/openapi.yaml: which operation a request
+// was (method and path against the document's templates) and whether its answer matches the
+// documented response schema, validated with Ajv (JSON Schema 2020-12). Objects stay open: the
+// spec's versioning rule lets the real service add fields, so an unknown field never fails here.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { documentOperations, loadDocument } from '../http/openapi.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+const DOC_ID = 'openapi.yaml';
+
+type Node = Record<string, unknown>;
+
+export interface MatchedOperation {
+  operationId: string;
+  template: string;
+  params: Record<string, string>;
+}
+
+interface Route {
+  operationId: string;
+  method: string;
+  template: string;
+  pattern: RegExp;
+  names: string[];
+}
+
+/** A copy of the document with every object left open (`additionalProperties: false` and `unevaluatedProperties: false` dropped). */
+function opened(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(opened);
+  if (!node || typeof node !== 'object') return node;
+  const out: Node = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === 'additionalProperties' || key === 'unevaluatedProperties') && value === false) continue;
+    out[key] = opened(value);
+  }
+  return out;
+}
+
+const escapePointer = (part: string) => part.replace(/~/g, '~0').replace(/\//g, '~1');
+
+export class ShapeChecker {
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, validateSchema: false });
+  private readonly document: Node;
+  private readonly routes: Route[];
+  private readonly validators = new Map<string, ValidateFunction | null | undefined>();
+
+  constructor() {
+    addFormats(this.ajv);
+    this.document = opened(loadDocument('openapi').document) as Node;
+    this.ajv.addSchema(this.document, DOC_ID);
+    this.routes = documentOperations('openapi')
+      .map(({ operationId, method, path }) => {
+        const names: string[] = [];
+        const source = path.split('/').map((segment) => segment.replace(/^\{(\w+)\}$/, (_m, name: string) => {
+          names.push(name);
+          return '([^/]+)';
+        })).join('/');
+        return { operationId, method: method.toUpperCase(), template: path, pattern: new RegExp(`^${source}/?$`), names };
+      })
+      // A path of fixed words wins over one with a parameter in the same place (/bills/bulk-submit, not /bills/{id}).
+      .sort((a, b) => a.names.length - b.names.length);
+  }
+
+  /** The documented operation of a request, with its path parameters. */
+  match(method: string, pathWithQuery: string): MatchedOperation | undefined {
+    const path = pathWithQuery.split('?')[0];
+    for (const route of this.routes) {
+      if (route.method !== method.toUpperCase()) continue;
+      const found = route.pattern.exec(path);
+      if (!found) continue;
+      const params = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(found[i + 1])]));
+      return { operationId: route.operationId, template: route.template, params };
+    }
+    return undefined;
+  }
+
+  /** Null when the answer matches the document; readable problems otherwise. */
+  check(operationId: string, status: number, body: unknown, text: string): string[] | null {
+    const validate = this.validator(operationId, status);
+    if (validate === undefined) return [`status ${status} is not documented for ${operationId}`];
+    if (validate === null) return null;
+    if (body === undefined) return [text ? 'the body is not JSON' : 'the body is empty where the document describes one'];
+    if (validate(body)) return null;
+    return (validate.errors ?? []).slice(0, 5).map((e) => this.describe(e));
+  }
+
+  /** undefined: status not documented; null: documented without a JSON body. */
+  private validator(operationId: string, status: number): ValidateFunction | null | undefined {
+    const key = `${operationId} ${status}`;
+    let validate = this.validators.get(key);
+    if (validate === undefined && !this.validators.has(key)) {
+      const pointer = this.responsePointer(operationId, status);
+      if (pointer !== undefined) {
+        const response = this.resolve(pointer);
+        const schema = ((response.node.content as Node | undefined)?.['application/json'] as Node | undefined)?.schema;
+        validate = schema === undefined ? null : this.ajv.compile({ $ref: `${DOC_ID}${response.pointer}/content/application~1json/schema` });
+      }
+      this.validators.set(key, validate);
+    }
+    return validate;
+  }
+
+  private responsePointer(operationId: string, status: number): string | undefined {
+    const op = documentOperations('openapi').find((o) => o.operationId === operationId);
+    if (!op) return undefined;
+    const responses = (op.operation.responses ?? {}) as Node;
+    const key = [String(status), `${String(status)[0]}XX`, 'default'].find((k) => k in responses);
+    if (!key) return undefined;
+    return `#/paths/${escapePointer(op.path)}/${op.method}/responses/${escapePointer(key)}`;
+  }
+
+  /** Follow $refs from a JSON pointer into the document; the node and the pointer it was found at. */
+  private resolve(pointer: string): { node: Node; pointer: string } {
+    let current = pointer;
+    for (let hops = 0; hops < 20; hops++) {
+      const node = this.at(current);
+      if (typeof node.$ref !== 'string') return { node, pointer: current };
+      current = node.$ref;
+    }
+    throw new Error(`$ref chain too long at ${pointer}`);
+  }
+
+  private at(pointer: string): Node {
+    let target: unknown = this.document;
+    for (const part of pointer.replace(/^#\//, '').split('/')) {
+      target = (target as Node | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    }
+    if (!target || typeof target !== 'object') throw new Error(`unresolvable pointer ${pointer}`);
+    return target as Node;
+  }
+
+  /** One Ajv error as a sentence; a missing field the document calls a sandbox addition says so. */
+  private describe(error: ErrorObject): string {
+    const where = error.instancePath || '(body)';
+    if (error.keyword === 'required') {
+      const field = String((error.params as { missingProperty?: string }).missingProperty);
+      let property = ((error.parentSchema as Node | undefined)?.properties as Node | undefined)?.[field] as Node | undefined;
+      if (typeof property?.$ref === 'string') property = this.resolve(property.$ref).node;
+      const addition = typeof property?.description === 'string' && /sandbox addition/i.test(property.description);
+      return `${where} lacks the field ${field}${addition ? ' (a sandbox addition, see its description in openapi.yaml)' : ''}`;
+    }
+    if (error.keyword === 'enum') return `${where} ${error.message}: ${JSON.stringify((error.params as { allowedValues?: unknown }).allowedValues)}, got ${JSON.stringify(error.data)}`;
+    return `${where} ${error.message}`;
+  }
+}

@@ -1,0 +1,37 @@
+// Owns the retention of the webhook history: settled deliveries (GET /webhooks/events), the event log
+// and the delivery attempts (GET /_sandbox/webhooks/deliveries) keep at most
+// LIMITS.webhookHistoryEntries each and nothing older than LIMITS.webhookHistoryDays on the account
+// clock, oldest dropped first. A queued delivery (pending, or failed and awaiting a retry) and the
+// event it carries are never dropped: pruning stops at the head of the queue.
+import { eventLog } from '../events/events.js';
+import { LIMITS } from '../limits.js';
+import type { Account } from '../store/store.js';
+import type { Collection } from '../store/collection.js';
+import { attempts, deliveries } from './history.js';
+
+const DAY_MS = 86_400_000;
+
+/** Drop from the oldest end while the collection is over the count or its oldest entry is too old, until `stop` says keep. */
+function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (item: T) => string, cutoffMs: number, stop: (item: T) => boolean): void {
+  for (let item = collection.oldest(); item; item = collection.oldest()) {
+    if (stop(item)) return;
+    if (collection.size <= LIMITS.webhookHistoryEntries && Date.parse(time(item)) >= cutoffMs) return;
+    collection.remove(item.id);
+  }
+}
+
+/**
+ * Apply the retention; costs O(1) when nothing is due, O(dropped) otherwise. `queueHead` is the
+ * oldest queued delivery: every unsettled delivery is in the queue, which is in creation order, so
+ * the deliveries before its head are settled.
+ */
+export function pruneWebhookHistory(account: Account, queueHead: string | undefined): void {
+  const cutoff = account.clock.nowMs() - LIMITS.webhookHistoryDays * DAY_MS;
+  const head = queueHead;
+  const history = deliveries(account);
+  dropOldest(history, (d) => d.timestamp, cutoff, (d) => d.id === head);
+  // Deliveries are made in event order: events before the oldest kept delivery's event are no longer carried.
+  const carried = history.oldest()?.event_id;
+  dropOldest(eventLog(account), (e) => e.timestamp, cutoff, (e) => e.id === carried);
+  dropOldest(attempts(account), (a) => a.at, cutoff, () => false);
+}

@@ -1,0 +1,6 @@
+// Inside a test file, require() runs through Jest's own module loader (which cannot load ES modules):
+// the package must load there too, not only in globalSetup.
+const sandbox = require('billing-sandbox');
+const apiChecks = require('../shared/api-checks.cjs');
+
+apiChecks(sandbox, { test, expect }, 'cjs');

@@ -1,0 +1,146 @@
+// The README and docs/ show only code CI runs: every fenced block quotes a file under examples/
+// (scripts/docs-examples.mjs); the data examples (scenario YAML, fixture and accounting-sync JSON) load
+// into a sandbox and do what the docs say; the deployment examples that need Docker or a registry
+// (compose, GitHub Actions, docker and npx commands) parse, and name only variables and flags the
+// sandbox has. The shell examples run against a live sandbox in scripts/examples.sh; the TypeScript
+// ones are Vitest files there too.
+import { describe, expect, it } from '@jest/globals';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { setup } from './helpers.js';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+
+/** The environment variables the sandbox reads (src/config.ts), and the flags the README documents. */
+const CONFIG_VARIABLES = new Set([...read('src/config.ts').matchAll(/env\.([A-Z_]+)/g)].map((m) => m[1]));
+const README_FLAGS = new Set([...read('README.md').matchAll(/^\| `(--[a-z-]+)/gm)].map((m) => m[1]));
+/** Flags given to the sandbox on a command line: what follows the image or bin name. */
+const sandboxFlags = (text: string) =>
+  [...text.matchAll(/billing-sandbox((?: +[^\s#\\]+)*)/g)].flatMap((m) => m[1].split(/ +/).filter((a) => a.startsWith('--')));
+
+describe('docs quote their examples', () => {
+  it('every fenced block in README.md and docs/*.md equals the file under examples/ its marker names', () => {
+    const run = spawnSync(process.execPath, [join(ROOT, 'scripts/docs-examples.mjs')], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('every documentation example file is quoted somewhere', async () => {
+    const { quotedFiles } = (await import(join(ROOT, 'scripts/docs-examples.mjs'))) as { quotedFiles: () => string[] };
+    const quoted = new Set(quotedFiles());
+    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'control-plane', 'logs']
+      .flatMap((dir) => readdirSync(join(ROOT, 'examples', dir)).map((f) => `examples/${dir}/${f}`));
+    expect(files.filter((f) => !quoted.has(f))).toEqual([]);
+  });
+
+  it('the shell examples are valid bash', () => {
+    for (const dir of ['readme', 'running', 'scenarios', 'webhooks']) {
+      for (const file of readdirSync(join(ROOT, 'examples', dir)).filter((f) => f.endsWith('.sh'))) {
+        expect(() => execFileSync('bash', ['-n', join(ROOT, 'examples', dir, file)])).not.toThrow();
+      }
+    }
+  });
+});
+
+describe('the scenario document of docs/scenarios.md', () => {
+  const text = read('examples/scenarios/approval-outage.yaml');
+
+  it('loads as written (YAML) and lists its five rules', async () => {
+    const sb = await setup();
+    const loaded = await sb.http.post('/_sandbox/scenarios').type('application/yaml').send(text);
+    expect(loaded.status).toBe(201);
+    const listed = await sb.http.get('/_sandbox/scenarios').expect(200);
+    expect(listed.body.data).toEqual([expect.objectContaining({ id: loaded.body.id, name: 'approval outage' })]);
+    expect(parseYaml(text).rules).toHaveLength(5);
+  });
+
+  it('refuses bill submission twice with 409 invalid_state, then lets it through; the third invoice list is a 429', async () => {
+    const sb = await setup();
+    const api = sb.as(await sb.token());
+    // The document without its random connection resets, so this test's requests are never dropped.
+    const document = parseYaml(text);
+    document.rules = document.rules.filter((rule: { drop?: string }) => !rule.drop);
+    expect((await sb.http.post('/_sandbox/scenarios').send(document)).status).toBe(201);
+    const vendor = (await api.post('/vendors', { name: 'Paper Supply' })).body;
+    const bill = (await api.post('/bills', { vendor_id: vendor.id, amount: 120 })).body;
+    const submits = [];
+    for (let i = 0; i < 3; i++) submits.push(await api.post(`/bills/${bill.id}/submit`));
+    expect(submits.map((r) => [r.status, r.body.code, r.body.message])).toEqual([
+      [409, 'invalid_state', 'Another approver is on it'],
+      [409, 'invalid_state', 'Another approver is on it'],
+      [200, undefined, undefined],
+    ]);
+    expect(submits[2].body.status).not.toBe('draft');
+    const lists = [];
+    for (let i = 0; i < 4; i++) lists.push((await api.get('/invoices')).status);
+    expect(lists).toEqual([200, 200, 429, 200]);
+  });
+});
+
+describe('the data examples', () => {
+  it('the fixture document of docs/scenarios.md loads with --fixtures FILE', async () => {
+    const sb = await setup({ fixtures: join(ROOT, 'examples/fixtures/my-dataset.json'), seed: 'docs' });
+    const api = sb.as(await sb.token());
+    const customers = (await api.get('/customers?limit=500')).body.data as Array<{ name: string }>;
+    expect(customers).toHaveLength(1 + 3);
+    expect(customers.map((c) => c.name)).toContain('Acme Corp');
+    const bills = (await api.get('/bills?limit=500')).body.data as Array<{ amount: number; status: string }>;
+    expect(bills).toEqual(expect.arrayContaining([expect.objectContaining({ amount: 120, status: 'paid' })]));
+    expect((await api.get('/webhooks')).body.data).toEqual([expect.objectContaining({ topic: 'invoice_paid', endpoint_url: 'https://hooks.example/billing' })]);
+  });
+
+  it('the accounting sync of docs/api-coverage.md creates its four items, linked by position', async () => {
+    const sb = await setup();
+    const res = await sb.http.post('/_sandbox/accounting/sync').send(JSON.parse(read('examples/control-plane/accounting-sync.json')));
+    expect(res.status).toBe(201);
+    const { customers: [customer], invoices: [invoice], vendors: [vendor], bills: [bill] } = res.body;
+    expect(bill).toMatchObject({ vendor_id: vendor.id, amount: 120.5, number: 'C-1001', source: 'accounting_integration' });
+    expect(invoice).toMatchObject({ customer_id: customer.id, total: 250, source: 'accounting_integration' });
+  });
+});
+
+describe('the deployment examples (Docker and CI are not available here: they are parsed and checked)', () => {
+  it('the Compose file configures the sandbox with variables it reads and waits for the image health check', () => {
+    const compose = parseYaml(read('examples/running/compose.yaml'));
+    const service = compose.services['billing-sandbox'];
+    expect(Object.keys(service.environment).filter((name) => !CONFIG_VARIABLES.has(name))).toEqual([]);
+    expect(service.ports).toEqual(['4010:4010']);
+    expect(compose.services.app.depends_on['billing-sandbox'].condition).toBe('service_healthy');
+    expect(read('Dockerfile')).toMatch(/^HEALTHCHECK /m);
+  });
+
+  it('the GitHub Actions job and steps parse and use variables the sandbox reads', () => {
+    const job = parseYaml(read('examples/running/github-actions.yaml')).jobs.integration;
+    const service = job.services['billing-sandbox'];
+    expect(Object.keys(service.env).filter((name) => !CONFIG_VARIABLES.has(name))).toEqual([]);
+    expect(service.ports).toEqual(['4010:4010']);
+    const steps = parseYaml(read('examples/running/github-actions-steps.yaml')) as Array<{ run: string }>;
+    const script = steps.map((s) => s.run).join('\n');
+    expect(() => execFileSync('bash', ['-n'], { input: script })).not.toThrow();
+    const variables = [...script.matchAll(/-e ([A-Z_]+)=/g)].map((m) => m[1]);
+    expect(variables.length).toBeGreaterThan(0);
+    expect(variables.filter((name) => !CONFIG_VARIABLES.has(name))).toEqual([]);
+    expect(script).toContain('/_sandbox/health');
+  });
+
+  it('the docker and npx commands give the sandbox only documented flags and variables', () => {
+    for (const file of ['examples/running/docker.sh', 'examples/running/npx.sh']) {
+      const text = read(file);
+      const flags = sandboxFlags(text);
+      expect([file, flags.length > 0]).toEqual([file, true]);
+      expect([file, flags.filter((flag) => !README_FLAGS.has(flag))]).toEqual([file, []]);
+      const variables = [...text.matchAll(/-e ([A-Z_]+)=/g)].map((m) => m[1]);
+      expect([file, variables.filter((name) => !CONFIG_VARIABLES.has(name))]).toEqual([file, []]);
+    }
+  });
+
+  it('the quick start names npm scripts the package has', () => {
+    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+    const used = [...read('examples/readme/quick-start.sh').matchAll(/npm (start|test|run [\w:-]+)/g)].map((m) => m[1].replace(/^run /, ''));
+    expect(used.sort()).toEqual(['start', 'test']);
+    expect(used.filter((name) => !scripts[name])).toEqual([]);
+  });
+});

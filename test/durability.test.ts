@@ -1,0 +1,108 @@
+// The acknowledgement rule of --data, in process: a write's answer waits until its change is in the
+// file (a held file write holds the answer), reads never wait, concurrent writes share a file write,
+// and a failed file write answers 500 without acknowledging (the change is written by the next write).
+// The same rule against the real CLI and kill -9: test/cli.test.ts and `npm run crash-test`.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { customers } from '../src/domain/customers/customers.js';
+import { setup, type TestSandbox } from './helpers.js';
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'durability-'));
+  file = join(dir, 'sandbox.json');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Writer { write(data: unknown): Promise<void> }
+
+/** Replace the store's file writer for the test: `hook` decides what each write does. */
+function hookWrites(sb: TestSandbox, hook: (write: () => Promise<void>) => Promise<void>) {
+  const adapter = (sb.deps.store as unknown as { adapter: Writer }).adapter;
+  const real = adapter.write.bind(adapter);
+  adapter.write = (data) => {
+    // Snapshot now, as the real writer does: later changes belong to the next write.
+    const snapshot = JSON.parse(JSON.stringify(data));
+    return hook(() => real(snapshot));
+  };
+  return () => { adapter.write = real; };
+}
+
+const onDisk = () => readFileSync(file, 'utf8');
+
+describe('acknowledged writes with --data', () => {
+  it('answers a write only once its change is in the file; a read meanwhile is answered at once', async () => {
+    const sb = await setup({ dataFile: file, flushDelayMs: 60_000 });
+    const api = sb.as(await sb.token());
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let writeStarted!: () => void;
+    const started = new Promise<void>((resolve) => { writeStarted = resolve; });
+    hookWrites(sb, async (write) => {
+      writeStarted();
+      await gate;
+      await write();
+    });
+
+    let answered = false;
+    const posting = api.post('/customers', { name: 'Held' }).then((res) => { answered = true; return res; });
+    await started;
+    // The change is made and visible to reads, but the file write is held: no acknowledgement yet.
+    const listed = await api.get('/customers');
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((c: { name: string }) => c.name)).toEqual(['Held']);
+    expect(answered).toBe(false);
+    expect(onDisk()).not.toContain('Held');
+
+    release();
+    const res = await posting;
+    expect(res.status).toBe(201);
+    expect(onDisk()).toContain(res.body.id);
+  });
+
+  it('lets concurrent writes share one file write (group commit)', async () => {
+    const sb = await setup({ dataFile: file, flushDelayMs: 60_000 });
+    const api = sb.as(await sb.token());
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let writes = 0;
+    hookWrites(sb, async (write) => {
+      writes += 1;
+      if (writes === 1) await gate; // the first write is held while the others queue behind it
+      await write();
+    });
+    const first = api.post('/customers', { name: 'First' }).then((r) => r);
+    while (writes === 0) await new Promise((resolve) => setImmediate(resolve));
+    const rest = Array.from({ length: 10 }, (_, i) => api.post('/customers', { name: `Next ${i}` }).then((r) => r));
+    // Let the ten requests make their changes while the first write is held.
+    const stored = customers(sb.deps.store.account('ptn_default', 'production'));
+    while (stored.size < 11) await new Promise((resolve) => setImmediate(resolve));
+    release();
+    const answers = await Promise.all([first, ...rest]);
+    expect(answers.map((r) => r.status)).toEqual(Array(11).fill(201));
+    expect(writes).toBeLessThanOrEqual(3);
+    for (const r of answers) expect(onDisk()).toContain(r.body.id);
+  });
+
+  it('answers 500 when the file cannot be written, without acknowledging; the next write carries the change', async () => {
+    const sb = await setup({ dataFile: file, flushDelayMs: 60_000 });
+    const api = sb.as(await sb.token());
+    const restore = hookWrites(sb, async () => { throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }); });
+    const refused = await api.post('/customers', { name: 'Not acknowledged' });
+    expect(refused.status).toBe(500);
+    expect(refused.body).toEqual({
+      code: 'internal_error',
+      message: expect.stringContaining('could not be written to the data file, so it is not acknowledged'),
+      validation_errors: {},
+    });
+    expect(onDisk()).not.toContain('Not acknowledged');
+    restore();
+    const next = await api.post('/customers', { name: 'Acknowledged' });
+    expect(next.status).toBe(201);
+    expect(onDisk()).toContain('Not acknowledged');
+    expect(onDisk()).toContain(next.body.id);
+  });
+});

@@ -1,0 +1,201 @@
+// Growth without bound (issue 16 item 8): every structure that grows with traffic has a cap or a
+// retention from src/limits.ts. Subscriptions and scenarios past their cap answer 422 limit_reached
+// and create nothing; the webhook history, event log and attempt log drop their oldest settled
+// entries past the count or the age (account clock) but never a queued delivery or its event;
+// idempotency keys are forgotten after 24 h or beyond the count; idle rate-limit buckets go.
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { eventLog } from '../src/events/events.js';
+import { LIMITS } from '../src/limits.js';
+import { attempts, deliveries } from '../src/webhooks/history.js';
+import { setup } from './helpers.js';
+import { Payables } from './payables-helpers.js';
+import { webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
+
+let w: WebhookSandbox | undefined;
+const restore: Array<() => void> = [];
+afterEach(async () => {
+  await w?.close();
+  w = undefined;
+  for (const undo of restore.splice(0)) undo();
+});
+
+/** Run with a smaller value of a limit (the same code path, fewer requests); restored after the test. */
+function lowerLimit(name: keyof typeof LIMITS, value: number): void {
+  // LIMITS is read-only to the code; the test mutates its own copy of one number and restores it.
+  const limits = LIMITS as unknown as Record<string, number>;
+  const before = limits[name];
+  limits[name] = value;
+  restore.push(() => { limits[name] = before; });
+}
+
+const DAY = 86_400;
+
+describe('webhook subscriptions per account', () => {
+  it(`answers 422 limit_reached past ${LIMITS.webhookSubscriptionsPerAccount} active subscriptions and creates nothing; a deleted one frees its place`, async () => {
+    w = await webhookSandbox();
+    const cap = LIMITS.webhookSubscriptionsPerAccount;
+    expect(cap).toBe(50);
+    const made: string[] = [];
+    for (let i = 0; i < cap; i++) made.push((await w.subscribe('customer_created', `/h${i}`)).id);
+    const refused = await w.api.post('/webhooks', { endpoint_url: `${w.receiver.url}/one-more`, topic: 'invoice_paid' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({ code: 'limit_reached', message: expect.stringContaining(`${cap} active webhook subscriptions, the most it may have`), validation_errors: {} });
+    const listed = await w.api.get('/webhooks?limit=500');
+    expect(listed.body.data).toHaveLength(cap);
+    expect(listed.body.data.some((s: { endpoint_url: string }) => s.endpoint_url.endsWith('/one-more'))).toBe(false);
+
+    expect((await w.api.delete(`/webhooks/${made[0]}`)).status).toBe(200);
+    expect((await w.api.post('/webhooks', { endpoint_url: `${w.receiver.url}/one-more`, topic: 'invoice_paid' })).status).toBe(201);
+  });
+
+  it('keeps the most recently deleted subscriptions listed and drops older deleted ones', async () => {
+    w = await webhookSandbox();
+    lowerLimit('webhookDeletedSubscriptionsKept', 3);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const sub = await w.subscribe('customer_created', `/d${i}`);
+      ids.push(sub.id);
+      expect((await w.api.delete(`/webhooks/${sub.id}`)).status).toBe(200);
+    }
+    const inactive = await w.api.get('/webhooks?is_active=false');
+    expect(inactive.body.data.map((s: { id: string }) => s.id)).toEqual([ids[4], ids[3], ids[2]]);
+    expect((await w.api.delete(`/webhooks/${ids[0]}`)).status).toBe(404);
+  });
+});
+
+describe('webhook history retention', () => {
+  const customer = async (name: string) => (await w!.api.post('/customers', { name }).expect(201)).body.id as string;
+  const history = async () => (await w!.api.get('/webhooks/events?limit=500')).body.data as Array<{ entity_id: string; status: string }>;
+  const attemptLog = async () => (await w!.sb.http.get('/_sandbox/webhooks/deliveries').set('Authorization', `Bearer ${w!.token}`)).body.data as Array<{ event_id: string }>;
+
+  it(`drops settled history older than ${LIMITS.webhookHistoryDays} days on the account clock, keeping queued deliveries and their events`, async () => {
+    w = await webhookSandbox();
+    await w.subscribe('customer_created');
+    const delivered = await customer('Delivered');
+    await w.settle();
+    expect((await history()).map((r) => [r.entity_id, r.status])).toEqual([[delivered, 'sent']]);
+
+    // The receiver starts failing: this event's delivery stays queued through every retry, then paused.
+    w.receiver.respondWith(500);
+    const stuck = await customer('Stuck');
+    await w.settle();
+    await w.sb.advance((LIMITS.webhookHistoryDays + 1) * DAY).expect(200);
+    await w.fresh();
+    const later = await customer('Later');
+    await w.settle();
+
+    const records = await history();
+    expect(records.map((r) => [r.entity_id, r.status])).toEqual([[later, 'pending'], [stuck, 'failed']]);
+    const account = w.account;
+    expect([...eventLog(account).values()].map((e) => e.entity_id)).toEqual([stuck, later]);
+    // Attempts are history only: the ones made more than 30 days ago are gone.
+    expect(await attemptLog()).toEqual([]);
+
+    // Once delivered, the old record is settled and past its age: it goes too.
+    w.receiver.respondWith(200);
+    expect((await w.api.post('/webhooks/retry')).status).toBe(200);
+    await w.settle();
+    expect((await history()).map((r) => [r.entity_id, r.status])).toEqual([[later, 'sent']]);
+    expect([...eventLog(account).values()].map((e) => e.entity_id)).toEqual([later]);
+  });
+
+  it('applies the age when the history is read, also when no event was recorded since the clock moved', async () => {
+    w = await webhookSandbox();
+    await w.subscribe('customer_created');
+    await customer('Old');
+    await w.settle();
+    expect(await history()).toHaveLength(1);
+    expect(await attemptLog()).toHaveLength(1);
+    await w.sb.advance((LIMITS.webhookHistoryDays + 1) * DAY).expect(200);
+    await w.fresh();
+    expect(await history()).toEqual([]);
+    expect(await attemptLog()).toEqual([]);
+  });
+
+  it('keeps at most LIMITS.webhookHistoryEntries settled records, events and attempts, but every queued one', async () => {
+    w = await webhookSandbox();
+    lowerLimit('webhookHistoryEntries', 3);
+    await w.subscribe('customer_created');
+    const sent: string[] = [];
+    for (let i = 0; i < 5; i++) sent.push(await customer(`Sent ${i}`));
+    await w.settle();
+    expect((await history()).map((r) => r.entity_id)).toEqual(sent.slice(2).reverse());
+    expect(eventLog(w.account).size).toBe(3);
+    expect(await attemptLog()).toHaveLength(3);
+
+    w.receiver.respondWith(503);
+    const queued: string[] = [];
+    for (let i = 0; i < 5; i++) queued.push(await customer(`Queued ${i}`));
+    await w.settle();
+    const records = await history();
+    // Every queued delivery stays although the count is over 3; the settled ones before them are gone.
+    expect(records.map((r) => r.entity_id)).toEqual([...queued].reverse());
+    expect(records.map((r) => r.status)).toEqual(['pending', 'pending', 'pending', 'pending', 'failed']);
+    expect(deliveries(w.account).size).toBe(5);
+    expect(eventLog(w.account).size).toBe(5);
+    expect(attempts(w.account).size).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('idempotency keys', () => {
+  async function payable(p: Payables) {
+    const v = await p.vendor();
+    const bill = await p.bill(v.id, { status: 'needs_approval' });
+    await p.api.post(`/bills/${bill.id}/pay-date`, { pay_date: await p.clockToday() }).expect(200);
+    return bill.id;
+  }
+
+  it(`are forgotten ${LIMITS.idempotencyKeyHours} h after use on the account clock`, async () => {
+    const p = await Payables.start();
+    const bill = await payable(p);
+    const body = { idempotency_key: 'run-1', items: [{ bill_id: bill, payment_speed: 'standard' }] };
+    const first = await p.api.post('/vendor-payments', body);
+    expect(first.status).toBe(200);
+    await p.advance(LIMITS.idempotencyKeyHours * 3600 - 60);
+    expect((await p.api.post('/vendor-payments', body)).body).toEqual(first.body);
+    expect((await p.api.post('/vendor-payments', { ...body, items: [{ bill_id: bill, payment_speed: 'instant' }] })).status).toBe(409);
+    await p.advance(120);
+    // Forgotten: the same key is a new request (refused per item: the bill's payment is under way), not a 409.
+    const again = await p.api.post('/vendor-payments', { ...body, items: [{ bill_id: bill, payment_speed: 'instant' }] });
+    expect(again.status).toBe(200);
+    expect(again.body.results[0]).toMatchObject({ success: false, payment_id: null });
+  });
+
+  it('are forgotten oldest first beyond LIMITS.idempotencyKeysPerAccount', async () => {
+    lowerLimit('idempotencyKeysPerAccount', 2);
+    const p = await Payables.start();
+    const bill = await payable(p);
+    const items = [{ bill_id: bill, payment_speed: 'standard' }];
+    for (const key of ['k1', 'k2', 'k3']) expect((await p.api.post('/vendor-payments', { idempotency_key: key, items })).status).toBe(200);
+    const other = [{ bill_id: bill, payment_speed: 'instant' }];
+    expect((await p.api.post('/vendor-payments', { idempotency_key: 'k3', items: other })).status).toBe(409);
+    expect((await p.api.post('/vendor-payments', { idempotency_key: 'k2', items: other })).status).toBe(409);
+    expect((await p.api.post('/vendor-payments', { idempotency_key: 'k1', items: other })).status).toBe(200);
+  });
+});
+
+describe('scenarios per account', () => {
+  it(`answers 422 limit_reached past ${LIMITS.scenariosPerAccount} loaded scenarios and loads nothing`, async () => {
+    const sb = await setup();
+    const doc = (i: number) => ({ name: `s${i}`, rules: [{ match: { operation: 'listCustomers' }, delay_ms: 1 }] });
+    for (let i = 0; i < LIMITS.scenariosPerAccount; i++) expect((await sb.http.post('/_sandbox/scenarios').send(doc(i))).status).toBe(201);
+    const refused = await sb.http.post('/_sandbox/scenarios').send(doc(-1));
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'limit_reached', message: expect.stringContaining(`${LIMITS.scenariosPerAccount} scenarios`) });
+    expect((await sb.http.get('/_sandbox/scenarios')).body.data).toHaveLength(LIMITS.scenariosPerAccount);
+  });
+});
+
+describe('rate-limit buckets', () => {
+  it('drops the bucket of a key idle for a whole window', async () => {
+    const sb = await setup({ rateLimit: 100 });
+    const production = await sb.token();
+    const demo = await sb.token('demo');
+    expect((await sb.as(production).get('/customers')).status).toBe(200);
+    expect((await sb.as(demo, 'demo').get('/customers')).status).toBe(200);
+    expect(sb.deps.rateLimiter.size).toBe(2);
+    sb.time.now += LIMITS.rateLimitWindowMs + 1;
+    expect((await sb.as(production).get('/customers')).status).toBe(200);
+    expect(sb.deps.rateLimiter.size).toBe(1);
+  });
+});
