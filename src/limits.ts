@@ -48,6 +48,8 @@ export const LIMITS = {
   clockAdvanceMaxSeconds: 3_155_760_000,
   /** The latest instant an account clock reads (RFC 3339 has four-digit years). Beyond: 400. */
   clockLatest: '9999-12-31T23:59:59Z',
+  /** Partners a server holds, the default one included (each has two accounts). Beyond: 422 on POST /_sandbox/partners. */
+  partnersPerServer: 1_000,
   /** Due jobs run by one clock advance before it stops (a runaway guard). */
   jobsPerRun: 100_000,
   /** Live streams (GET /_sandbox/stream) open at once on one server. Beyond: 429 too_many_streams. */

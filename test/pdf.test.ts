@@ -36,6 +36,9 @@ beforeAll(async () => {
     if (path === '/redirect') return void res.writeHead(302, { location: '/ok.pdf' }).end();
     if (path === '/redirect-http') return void res.writeHead(301, { location: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ok.pdf` }).end();
     if (path === '/redirect-private') return void res.writeHead(302, { location: 'https://169.254.169.254/latest/meta-data' }).end();
+    // A hop to wherever the query says (the SSRF table's redirect forms), after one harmless hop.
+    if (path.startsWith('/hop?')) return void res.writeHead(302, { location: `/to?${path.slice(5)}` }).end();
+    if (path.startsWith('/to?')) return void res.writeHead(307, { location: decodeURIComponent(new URLSearchParams(path.slice(4)).get('url') ?? '') }).end();
     if (path.startsWith('/loop')) return void res.writeHead(302, { location: `/loop${path.length}` }).end();
     if (path === '/html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not a pdf</html>');
     if (path === '/slow') return; // never answers
@@ -137,6 +140,39 @@ describe('the address rule', () => {
     ['6to4', 'https://[2002:7f00:1::1]/a.pdf'],
     ['Teredo', 'https://[2001:0:4136:e378::1]/a.pdf'],
     ['a name resolving to loopback', 'https://localhost/a.pdf'],
+    ['loopback with a trailing dot', 'https://127.0.0.1./a.pdf'],
+    ['loopback with zero-padded octets', 'https://127.000.000.001/a.pdf'],
+    ['loopback with one octal octet', 'https://127.0.0.01/a.pdf'],
+    ['hex first octet', 'https://0x7f.0.0.1/a.pdf'],
+    ['hex and short', 'https://0x7f.1/a.pdf'],
+    ['decimal with a trailing dot', 'https://2130706433./a.pdf'],
+    ['dotted octal private 192.168', 'https://0300.0250.0.1/a.pdf'],
+    ['decimal private 192.168', 'https://3232235777/a.pdf'],
+    ['hex private 192.168', 'https://0xc0a80101/a.pdf'],
+    ['end of private 172.16/12', 'https://172.31.255.255/a.pdf'],
+    ['end of CGNAT 100.64/10', 'https://100.127.255.254/a.pdf'],
+    ['this network 0/8', 'https://0.1.2.3/a.pdf'],
+    ['link-local start', 'https://169.254.0.1/a.pdf'],
+    ['reserved 240/4', 'https://240.0.0.1/a.pdf'],
+    ['IETF protocol assignments 192.0.0/24', 'https://192.0.0.1/a.pdf'],
+    ['6to4 relay anycast', 'https://192.88.99.1/a.pdf'],
+    ['documentation 198.51.100/24', 'https://198.51.100.1/a.pdf'],
+    ['documentation 203.0.113/24', 'https://203.0.113.1/a.pdf'],
+    ['multicast SSDP', 'https://239.255.255.250/a.pdf'],
+    ['userinfo before a private address', 'https://user:pass@10.0.0.1/a.pdf'],
+    ['a public-looking name as userinfo', 'https://files.example@127.0.0.1/a.pdf'],
+    ['IPv4-mapped written in full', 'https://[0:0:0:0:0:ffff:127.0.0.1]/a.pdf'],
+    ['IPv4-mapped metadata address', 'https://[::ffff:169.254.169.254]/a.pdf'],
+    ['IPv4-translated (SIIT)', 'https://[::ffff:0:127.0.0.1]/a.pdf'],
+    ['IPv6 loopback zero-padded', 'https://[0000::1]/a.pdf'],
+    ['NAT64 of the metadata address', 'https://[64:ff9b::a9fe:a9fe]/a.pdf'],
+    ['NAT64 with a dotted tail', 'https://[64:ff9b::10.0.0.1]/a.pdf'],
+    ['local-use NAT64 64:ff9b:1::/48', 'https://[64:ff9b:1::a00:1]/a.pdf'],
+    ['IPv6 site-local (deprecated)', 'https://[fec0::1]/a.pdf'],
+    ['IPv6 discard prefix', 'https://[100::1]/a.pdf'],
+    ['IPv6 documentation', 'https://[2001:db8::1]/a.pdf'],
+    ['IPv6 ORCHID', 'https://[2001:10::1]/a.pdf'],
+    ['IPv6 site multicast', 'https://[ff05::1:3]/a.pdf'],
   ];
 
   it.each(REFUSED)('refuses %s (%s) with 400 and keeps no PDF', async (_what, url) => {
@@ -172,6 +208,60 @@ describe('the address rule', () => {
     expect(asked).toBe(1);
     expect(res.status).toBe(400);
     expect(res.body.validation_errors.url).toBe('the fetch timed out after 10 s');
+    expect((await api.get(`/invoices/${inv.id}`)).body.pdf_uploaded).toBe(false);
+  });
+
+  // Names that resolve (through a stubbed resolver: no real lookup) to addresses that are not public.
+  const RESOLVES_TO: Record<string, string[]> = {
+    'internal.partner.test': ['10.0.0.5'],
+    'metadata.partner.test': ['169.254.169.254'],
+    'loopback6.partner.test': ['::1'],
+    'mapped.partner.test': ['::ffff:10.0.0.1'],
+    'nat64.partner.test': ['64:ff9b::a9fe:a9fe'],
+    'ula.partner.test': ['fd00::1'],
+    'cgnat.partner.test': ['100.64.1.1'],
+    'zero.partner.test': ['0.0.0.0'],
+    'zoned.partner.test': ['fe80::1%eth0'],
+    'trailing.partner.test.': ['192.168.0.9'],
+    'files.example': ['127.0.0.1'],
+  };
+  const stubResolver = async (host: string) => (RESOLVES_TO[host] ?? ['93.184.216.34']).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+
+  it.each([
+    ['a name resolving to a private address', 'https://internal.partner.test/a.pdf', '10.0.0.5'],
+    ['a name resolving to the metadata address', 'https://metadata.partner.test/a.pdf', '169.254.169.254'],
+    ['a name resolving to IPv6 loopback', 'https://loopback6.partner.test/a.pdf', '::1'],
+    ['a name resolving to an IPv4-mapped private address', 'https://mapped.partner.test/a.pdf', '::ffff:10.0.0.1'],
+    ['a name resolving to NAT64 of the metadata address', 'https://nat64.partner.test/a.pdf', '64:ff9b::a9fe:a9fe'],
+    ['a name resolving to a unique-local address', 'https://ula.partner.test/a.pdf', 'fd00::1'],
+    ['a name resolving to CGNAT', 'https://cgnat.partner.test/a.pdf', '100.64.1.1'],
+    ['a name resolving to 0.0.0.0', 'https://zero.partner.test/a.pdf', '0.0.0.0'],
+    ['a name resolving to a zoned link-local address', 'https://zoned.partner.test/a.pdf', 'fe80::1%eth0'],
+    ['a name with a trailing dot resolving to a private address', 'https://trailing.partner.test./a.pdf', '192.168.0.9'],
+    ['userinfo that looks like an address before a name resolving to loopback', 'https://127.0.0.1:443@files.example/a.pdf', '127.0.0.1'],
+  ])('refuses %s (%s, resolver stubbed)', async (_what, url, address) => {
+    const asked: string[] = [];
+    sb.deps.services.set(PDF_FETCH_SERVICE, { resolve: (host: string) => { asked.push(host); return stubResolver(host); } });
+    const inv = await syncedInvoice(sb, token, cus);
+    const res = await api.post(`/invoices/${inv.id}/pdf`, { url });
+    expect(asked).toHaveLength(1);
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors.url).toContain(`non-public address (${address} `);
+    expect((await api.get(`/invoices/${inv.id}`)).body.pdf_uploaded).toBe(false);
+  });
+
+  it.each([
+    ['an IPv6 zone id (link-local)', 'https://[fe80::1%25eth0]/a.pdf'],
+    ['an IPv6 zone id on loopback', 'https://[::1%25lo]/a.pdf'],
+    ['a host that is only a dot', 'https://./a.pdf'],
+  ])('refuses %s (%s) as not a valid HTTPS link, before any lookup', async (_what, url) => {
+    const asked: string[] = [];
+    sb.deps.services.set(PDF_FETCH_SERVICE, { resolve: (host: string) => { asked.push(host); return stubResolver(host); } });
+    const inv = await syncedInvoice(sb, token, cus);
+    const res = await api.post(`/invoices/${inv.id}/pdf`, { url });
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toHaveProperty('url');
+    expect(asked.filter((h) => h !== '.')).toEqual([]);
     expect((await api.get(`/invoices/${inv.id}`)).body.pdf_uploaded).toBe(false);
   });
 
@@ -246,6 +336,37 @@ withServer('fetching from a local HTTPS server (--allow-private-urls)', () => {
     const res = await api.post(`/invoices/${inv.id}/pdf`, { url: `${base}/redirect-private` });
     expect(res.status).toBe(400);
     expect(res.body.validation_errors.url).toContain('169.254.169.254');
+  });
+
+  // Each hop is resolved and checked again: the first hop (the local server) is allowed, the next is not.
+  it.each([
+    ['to loopback on another port', 'https://127.0.0.2:8443/a.pdf', '127.0.0.2'],
+    ['to IPv6 loopback', 'https://[::1]/a.pdf', '::1'],
+    ['to a private address', 'https://10.0.0.1/a.pdf', '10.0.0.1'],
+    ['to an IPv4-mapped metadata address', 'https://[::ffff:169.254.169.254]/latest', '::ffff:a9fe:a9fe'],
+    ['to NAT64 of a private address', 'https://[64:ff9b::a00:1]/a.pdf', '64:ff9b::a00:1'],
+    ['to a name resolving to a private address', 'https://internal.partner.test/a.pdf', '10.0.0.5'],
+  ])('refuses a redirect hop %s', async (_what, target, address) => {
+    sb.deps.services.set(PDF_FETCH_SERVICE, {
+      ca,
+      resolve: async (host: string) => [{ address: host === 'internal.partner.test' ? '10.0.0.5' : '93.184.216.34', family: 4 }],
+      policy: (a: string) => (a === '127.0.0.1' ? null : refusalOf(a)),
+    });
+    sb.deps.config.allowPrivateUrls = false;
+    const inv = await syncedInvoice(sb, token, cus);
+    const res = await api.post(`/invoices/${inv.id}/pdf`, { url: `${base}/hop?url=${encodeURIComponent(target)}` });
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors.url).toContain(`non-public address (${address} `);
+    expect((await api.get(`/invoices/${inv.id}`)).body.pdf_uploaded).toBe(false);
+  });
+
+  it('refuses a redirect hop to a numeric form of loopback before any connection', async () => {
+    sb.deps.services.set(PDF_FETCH_SERVICE, { ca, policy: (a: string) => (a === '127.0.0.1' ? null : refusalOf(a)) });
+    sb.deps.config.allowPrivateUrls = false;
+    const inv = await syncedInvoice(sb, token, cus);
+    const res = await api.post(`/invoices/${inv.id}/pdf`, { url: `${base}/hop?url=${encodeURIComponent('https://0x7f000002/a.pdf')}` });
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors.url).toMatch(/non-public address \(127\.0\.0\.2 |numeric form/);
   });
 
   it('times out a server that never answers (time-out shortened for the test)', async () => {

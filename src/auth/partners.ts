@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DefaultCredentials, Environment } from '../config.js';
 import { ENVIRONMENTS } from '../config.js';
 import { ApiError, Errors } from '../http/errors.js';
+import { LIMITS } from '../limits.js';
 import type { Account, KeyRecord, PartnerRecord, Store } from '../store/store.js';
 
 export const DEFAULT_PARTNER_ID = 'ptn_default';
@@ -43,6 +44,12 @@ export class Partners {
   }
 
   createPartner(name: string | undefined, rateLimit: number | undefined): { partner: PartnerRecord; keys: Record<Environment, IssuedKey> } {
+    // Each partner brings two accounts: a server holds a bounded number (a reset empties it).
+    if (Object.keys(this.store.data.partners).length >= LIMITS.partnersPerServer) {
+      throw new ApiError(Errors.unprocessable, {
+        message: `The sandbox holds at most ${LIMITS.partnersPerServer} partners (the default one included); POST /_sandbox/reset without a token removes the others.`,
+      });
+    }
     const id = `ptn_${randomBytes(8).toString('hex')}`;
     const partner: PartnerRecord = { id, name: name ?? `Partner ${id.slice(4, 10)}`, rate_limit: rateLimit ?? null, created_at: this.nowIso() };
     this.store.data.partners[id] = partner;
