@@ -4,6 +4,10 @@ import { beforeEach, expect } from '@jest/globals';
 import request from 'supertest';
 import { createApp, createDeps } from '../src/app.js';
 import type { SandboxConfig } from '../src/config.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { StoreData } from '../src/store/store.js';
+import { readDataFile } from '../src/store/persistence/read.js';
 
 export const START = Date.parse('2026-03-02T09:00:00.000Z');
 
@@ -93,4 +97,19 @@ export function useSession(bind: (session: Session) => void, config: Partial<San
       expect((await session.sb.advance(seconds, session.token)).status).toBe(200);
     },
   };
+}
+
+/** Everything a --data file holds on disk (its snapshot and log segments), as text: for "is it written" checks. */
+export function dataOnDisk(file: string): string {
+  const dir = dirname(file);
+  const prefix = `${basename(file)}.log.`;
+  const segments = readdirSync(dir).filter((name) => name.startsWith(prefix)).sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
+  return [file, ...segments.map((name) => join(dir, name))].map((path) => readFileSync(path, 'utf8')).join('');
+}
+
+/** The document a --data file holds, as a sandbox starting on it would load it. */
+export async function loadDataFile(file: string): Promise<StoreData> {
+  const loaded = await readDataFile(file);
+  if (!loaded) throw new Error(`no data in ${file}`);
+  return loaded.data;
 }
