@@ -10,14 +10,11 @@
 // this test): small, so that kills also land while a compaction is writing.
 // --preload-mb grows the data file first (customers made through the accounting sync), to show that
 // the loss window does not depend on the file's size. Needs a build (dist/cli.js): `npm run crash-test` builds.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { dataBytes, ROOT, startCli, token } from './lib/data-cli.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist', 'cli.js');
 // The sandbox's own reader of the data file (snapshot plus log segments), from the same build.
 const { readDataFile } = await import(join(ROOT, 'dist', 'store', 'persistence', 'read.js'));
 
@@ -48,43 +45,12 @@ function random() {
 }
 
 const ACCOUNT = 'ptn_default:production';
-const BASIC = `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`;
 
 function start(file) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(PORT|HOST|SANDBOX_\w+|NODE_OPTIONS)$/.test(k)));
-  env.SANDBOX_COMPACT_MIN_BYTES = String(COMPACT_KB * 1024);
-  const child = spawn(process.execPath, [CLI, '--port', '0', '--data', file, '--rate-limit', '0', '--log-level', 'silent'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no startup line within 60 s; stderr=${err}`)); }, 60_000);
-    child.stderr.on('data', (chunk) => { err += chunk; });
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) { clearTimeout(timer); resolve({ child, url: match[1], exit }); }
-    });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code} before listening; stderr=${err.trim()}`)); });
-  });
-}
-
-async function token(url) {
-  const res = await fetch(`${url}/oauth/token`, { method: 'POST', headers: { Authorization: BASIC, 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
-  if (res.status !== 200) throw new Error(`token: ${res.status}`);
-  return (await res.json()).access_token;
+  return startCli(file, { env: { SANDBOX_COMPACT_MIN_BYTES: String(COMPACT_KB * 1024) } });
 }
 
 /** Grow the data file to about `mb` MB with customers made 100 at a time. */
-/** Bytes of the snapshot and its log segments. */
-function dataBytes(file) {
-  try {
-    return readdirSync(dirname(file)).filter((name) => name.startsWith(basename(file))).reduce((sum, name) => sum + statSync(join(dirname(file), name)).size, 0);
-  } catch {
-    return 0;
-  }
-}
-
 async function preload(url, access, file, mb) {
   let n = 0;
   while (dataBytes(file) < mb * 1024 * 1024) {

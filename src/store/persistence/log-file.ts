@@ -31,6 +31,7 @@ const DEFAULT_COMPACT_MIN_BYTES = Number(process.env.SANDBOX_COMPACT_MIN_BYTES) 
 /** A snapshot is written in pieces of about this many bytes, letting requests run in between. */
 const SNAPSHOT_CHUNK_BYTES = 256 * 1024;
 const ORDER_IDS_PER_LINE = 10_000;
+const MAX_SEGMENTS_AT_START = 64;
 const ITEMS_PER_LINE = 500;
 
 interface Capture {
@@ -80,7 +81,8 @@ export class LogFile implements Adapter<StoreData> {
       // Keep the old document beside the new one (a hard link: no copy); the first write converts it.
       await link(this.file, `${this.file}.v1`).catch(() => undefined);
     } else {
-      this.needsSnapshot = this.logBytes > this.compactThreshold();
+      // Many segments (many restarts) are folded too, so a start never reads hundreds of files.
+      this.needsSnapshot = this.logBytes > this.compactThreshold() || loaded.segments.length > MAX_SEGMENTS_AT_START;
     }
     return loaded.data;
   }
@@ -123,7 +125,8 @@ export class LogFile implements Adapter<StoreData> {
   write(data: StoreData): Promise<void> {
     if (this.needsSnapshot || this.compactRequested) return this.snapshotNow(data);
     const text = this.unconfirmed + this.journal.drain(data);
-    if (!text) return Promise.resolve();
+    // The first write after start opens the new segment even when empty, so an unwritable place stops the start.
+    if (!text && this.handle) return Promise.resolve();
     this.unconfirmed = text;
     const segment = this.generation;
     // Past the threshold, the state is copied in this same synchronous step (so it holds this batch)
