@@ -7,11 +7,15 @@
 // the ratio of the largest size to the smallest. Separate from `npm run bench` (which another part of
 // the project owns); run with `npm run bench:writes` (builds first).
 //
-//   node scripts/bench-writes.mjs [--sizes 1000,1000000] [--seconds 10] [--connections 10] [--rounds 2]
+//   node scripts/bench-writes.mjs [--sizes 1000,1000000] [--seconds 10] [--connections 10] [--rounds 2] [--data-dir DIR]
+//
+// --data-dir keeps the seeded files (DIR/<size>/sandbox.json) and reuses them on the next run (seeding
+// a million customers takes minutes on a loaded machine); without it they go to a temporary directory.
+// Each measurement starts from the seeded snapshot: the log it appended is removed afterwards.
 import autocannon from 'autocannon';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { dataBytes, ROOT, startCli, token } from './lib/data-cli.mjs';
 
 function option(name, fallback) {
@@ -22,10 +26,13 @@ const SIZES = String(option('sizes', '1000,1000000')).split(',').map(Number);
 const SECONDS = Number(option('seconds', 10));
 const CONNECTIONS = Number(option('connections', 10));
 const ROUNDS = Number(option('rounds', 2));
+const DATA_DIR = option('data-dir', undefined);
 const TICKS = 100; // USER_HZ on Linux
 
 /** A data file holding `size` customers, made through the store directly, then compacted into one snapshot. */
 async function seed(dir, size) {
+  if (existsSync(join(dir, 'sandbox.json'))) return { file: join(dir, 'sandbox.json'), seconds: 0, bytes: dataBytes(join(dir, 'sandbox.json')), reused: true };
+  mkdirSync(dir, { recursive: true });
   const { startSandbox } = await import(join(ROOT, 'dist', 'index.js'));
   const { createCustomer } = await import(join(ROOT, 'dist', 'domain', 'customers', 'customers.js'));
   const file = join(dir, 'sandbox.json');
@@ -61,6 +68,11 @@ async function measure(file, size, round) {
       url: `${run.url}/customers`, method: 'POST', headers,
       requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: 'Bench', email: 'bench@bench.test', external_id: `bench-${round}-${n++}` }) }) }],
     };
+    // The first write after start pays once for the collection's in-memory index (built on first use).
+    const began = performance.now();
+    const first = await fetch(post.url, { method: 'POST', headers, body: JSON.stringify({ name: 'First', external_id: `first-${round}` }), signal: AbortSignal.timeout(600_000) });
+    if (first.status !== 201) throw new Error(`first write: ${first.status}`);
+    const firstSeconds = (performance.now() - began) / 1000;
     await load({ ...post, duration: 2 }); // warm-up: JIT, validators
     const before = usage(run.child.pid);
     const result = await load({ ...post, duration: SECONDS });
@@ -69,11 +81,13 @@ async function measure(file, size, round) {
     return {
       stored: size, round, 'req/s': Math.round(result.requests.average), 'p50 ms': result.latency.p50, 'p99 ms': result.latency.p99,
       'CPU us/req': Math.round(((after.cpu - before.cpu) / TICKS) * 1e6 / Math.max(1, requests)),
-      'RSS MB': Math.round(after.rss / 1024 / 1024), 'start s': Number(run.startSeconds.toFixed(1)), errors: result.errors + result.non2xx,
+      'RSS MB': Math.round(after.rss / 1024 / 1024), 'start s': Number(run.startSeconds.toFixed(1)), 'first write s': Number(firstSeconds.toFixed(1)), errors: result.errors + result.non2xx,
     };
   } finally {
     run.child.kill('SIGKILL');
     await run.exit;
+    // Back to the seeded snapshot for the next measurement.
+    for (const name of readdirSync(dirname(file))) if (name.startsWith('sandbox.json.log.')) rmSync(join(dirname(file), name));
   }
 }
 
@@ -81,10 +95,10 @@ const dirs = [];
 try {
   const files = new Map();
   for (const size of SIZES) {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-writes-'));
-    dirs.push(dir);
+    const dir = DATA_DIR ? join(DATA_DIR, String(size)) : mkdtempSync(join(tmpdir(), 'bench-writes-'));
+    if (!DATA_DIR) dirs.push(dir);
     const seeded = await seed(dir, size);
-    console.error(`seeded ${size} customers in ${seeded.seconds.toFixed(1)} s (data file ${(seeded.bytes / 1024 / 1024).toFixed(1)} MB)`);
+    console.error(`${seeded.reused ? 'reused' : 'seeded'} ${size} customers${seeded.reused ? '' : ` in ${seeded.seconds.toFixed(1)} s`} (data file ${(seeded.bytes / 1024 / 1024).toFixed(1)} MB)`);
     files.set(size, seeded.file);
   }
   const rows = [];
