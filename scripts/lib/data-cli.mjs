@@ -10,10 +10,10 @@ const CLI = join(ROOT, 'dist', 'cli.js');
 const BASIC = `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`;
 
 /** `node dist/cli.js --data FILE` on a free port, quiet and without rate limit; resolves once it listens. */
-export function startCli(file, { env: extra = {}, timeoutMs = 60_000 } = {}) {
+export function startCli(file, { env: extra = {}, timeoutMs = 60_000, nodeArgs = [] } = {}) {
   const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(PORT|HOST|SANDBOX_\w+|NODE_OPTIONS)$/.test(k))), ...extra };
   const began = performance.now();
-  const child = spawn(process.execPath, [CLI, '--port', '0', '--data', file, '--rate-limit', '0', '--log-level', 'silent'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, CLI, '--port', '0', '--data', file, '--rate-limit', '0', '--log-level', 'silent'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   return new Promise((resolve, reject) => {
     let out = '';
