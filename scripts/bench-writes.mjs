@@ -7,7 +7,7 @@
 // the ratio of the largest size to the smallest. Separate from `npm run bench` (which another part of
 // the project owns); run with `npm run bench:writes` (builds first).
 //
-//   node scripts/bench-writes.mjs [--sizes 1000,1000000] [--seconds 10] [--connections 10] [--rounds 2] [--data-dir DIR]
+//   node scripts/bench-writes.mjs [--sizes 1000,1000000] [--seconds 10] [--connections 10] [--rounds 2] [--warmup 20] [--data-dir DIR]
 //
 // --data-dir keeps the seeded files (DIR/<size>/sandbox.json) and reuses them on the next run (seeding
 // a million customers takes minutes on a loaded machine); without it they go to a temporary directory.
@@ -27,6 +27,8 @@ const SECONDS = Number(option('seconds', 10));
 const CONNECTIONS = Number(option('connections', 10));
 const ROUNDS = Number(option('rounds', 2));
 const DATA_DIR = option('data-dir', undefined);
+/** Seconds of writes before measuring: past JIT warm-up and past the one major GC that follows loading a large file. */
+const WARMUP = Number(option('warmup', 20));
 const TICKS = 100; // USER_HZ on Linux
 
 /** A data file holding `size` customers, made through the store directly, then compacted into one snapshot. */
@@ -73,7 +75,7 @@ async function measure(file, size, round) {
     const first = await fetch(post.url, { method: 'POST', headers, body: JSON.stringify({ name: 'First', external_id: `first-${round}` }), signal: AbortSignal.timeout(600_000) });
     if (first.status !== 201) throw new Error(`first write: ${first.status}`);
     const firstSeconds = (performance.now() - began) / 1000;
-    await load({ ...post, duration: 2 }); // warm-up: JIT, validators
+    await load({ ...post, duration: WARMUP });
     const before = usage(run.child.pid);
     const result = await load({ ...post, duration: SECONDS });
     const after = usage(run.child.pid);
