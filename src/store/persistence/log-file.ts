@@ -11,7 +11,9 @@
 // segment on top sets every object changed since to its logged value, in order, so the result is the
 // same. Crash safety: the snapshot is written to .FILE.tmp, fsync'd and renamed (the directory
 // fsync'd); segments below its generation are removed only after that, and ignored if left.
-import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { close, fdatasync, open as openFd, writeFile as writeFd } from 'node:fs';
+import { link, open, rename, unlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { basename, dirname, join } from 'node:path';
 import type { Adapter } from 'lowdb';
 import type { StoreData } from '../store.js';
@@ -48,7 +50,9 @@ export class LogFile implements Adapter<StoreData> {
   readonly journal = new Journal();
   /** Number of the segment appends go to, and its open handle (opened on the first append). */
   private generation = 1;
-  private handle: { n: number; fd: FileHandle } | undefined;
+  // A plain descriptor, not a FileHandle: a sandbox that is never closed (in a test) must not leave
+  // a handle for the garbage collector to close with a warning.
+  private handle: { n: number; fd: number } | undefined;
   /** A batch whose append failed: written again, first, by the next append (its seq skips a repeat). */
   private unconfirmed = '';
   private snapshotBytes = 0;
@@ -187,26 +191,26 @@ export class LogFile implements Adapter<StoreData> {
     if (this.handle && this.handle.n !== n) {
       const old = this.handle;
       this.handle = undefined;
-      await old.fd.close().catch(() => undefined);
+      await closeFd(old.fd).catch(() => undefined);
     }
     let fd = this.handle?.fd;
     try {
-      if (!fd) {
-        fd = await open(segmentPath(this.file, n), 'a');
+      if (fd === undefined) {
+        fd = await openFdAsync(segmentPath(this.file, n), 'a');
         this.handle = { n, fd };
         const header = `${JSON.stringify({ format: LOG_FORMAT, version: VERSION, generation: n })}\n`;
-        await fd.write(header + text);
-        await fd.datasync();
+        await writeFdAsync(fd, header + text);
+        await fdatasyncAsync(fd);
         await syncDirectory(dirname(this.file));
         this.grow(n, header.length);
       } else {
-        await fd.write(text);
-        await fd.datasync();
+        await writeFdAsync(fd, text);
+        await fdatasyncAsync(fd);
       }
       this.grow(n, text.length);
     } catch (error) {
       // Never append after a possibly torn write: the batch is written again, into a new segment.
-      await fd?.close().catch(() => undefined);
+      if (fd !== undefined) await closeFd(fd).catch(() => undefined);
       if (this.handle?.fd === fd) this.handle = undefined;
       if (n === this.generation) this.generation += 1;
       throw error;
@@ -272,10 +276,16 @@ export class LogFile implements Adapter<StoreData> {
   async close(): Promise<void> {
     this.closing = true;
     await this.idle();
-    await this.handle?.fd.close().catch(() => undefined);
+    if (this.handle) await closeFd(this.handle.fd).catch(() => undefined);
     this.handle = undefined;
   }
 }
+
+const openFdAsync = promisify(openFd);
+/** Writes the whole string (it loops over partial writes) at the end: the descriptor is in append mode. */
+const writeFdAsync = promisify(writeFd) as (fd: number, text: string) => Promise<void>;
+const fdatasyncAsync = promisify(fdatasync);
+const closeFd = promisify(close);
 
 /** Make a rename or a new file durable. Some systems cannot open a directory for fsync: then it is as durable as they allow. */
 async function syncDirectory(dir: string): Promise<void> {
