@@ -44,8 +44,11 @@ export function rawState(state: Record<string, unknown>): Record<string, unknown
 export class Journal {
   private ops: Op[] = [];
   private touched = new Map<string, Touched>();
-  /** Objects whose value is already in this batch (an insert or an update): later updates add nothing. */
-  private covered = new Set<string>();
+  /**
+   * Objects already in this batch (an insert or an update), with their op: a later update only points
+   * that op at the newest object (the same one when edited in place; a new one from a copy-on-write).
+   */
+  private covered = new Map<string, Op>();
   private globalsDirty = false;
   private jobsDirty = new Set<string>();
   /** Sequence number of the last batch drained. */
@@ -61,9 +64,14 @@ export class Journal {
       case 'insert':
       case 'update': {
         const key = `${a}\u0000${collection}\u0000${change.item.id}`;
-        if (this.covered.has(key)) break;
-        this.covered.add(key);
-        this.ops.push([change.kind === 'insert' ? 'i' : 'u', a, collection, change.item]);
+        const queued = this.covered.get(key) as ['i' | 'u', string, string, { id: string }] | undefined;
+        if (queued) {
+          queued[3] = change.item;
+          break;
+        }
+        const op: Op = [change.kind === 'insert' ? 'i' : 'u', a, collection, change.item];
+        this.covered.set(key, op);
+        this.ops.push(op);
         break;
       }
       case 'remove':
