@@ -4,7 +4,7 @@
 // A data file FILE is a snapshot plus log segments beside it:
 //   FILE              the snapshot, JSON lines: a header line, then per account one "account" line,
 //                     per collection its insertion order in "order" chunks and its objects in "items"
-//                     chunks, and a closing "end" line. Written whole to .FILE.tmp, fsync'd, renamed.
+//                     chunks, and a closing "end" line. Written whole to .FILE.<generation>.tmp, fsync'd, renamed.
 //   FILE.log.<n>      log segments, n >= the snapshot's `generation`, replayed in order of n. A segment
 //                     is a header line then batches; a batch is one or more lines
 //                     `[seq, last, ...ops]` (last = 1 on its final line). A batch counts only once its

@@ -9,10 +9,10 @@
 // and from then on appends go to a new segment. It then serialises objects lazily from the live
 // collections, so an object may be saved with a later value than at the copy; replaying the new
 // segment on top sets every object changed since to its logged value, in order, so the result is the
-// same. Crash safety: the snapshot is written to .FILE.tmp, fsync'd and renamed (the directory
+// same. Crash safety: the snapshot is written to .FILE.<generation>.tmp, fsync'd and renamed (the directory
 // fsync'd); segments below its generation are removed only after that, and ignored if left.
 import { close, fdatasync, open as openFd, writeFile as writeFd } from 'node:fs';
-import { link, open, rename, unlink } from 'node:fs/promises';
+import { link, open, readdir, rename, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { basename, dirname, join } from 'node:path';
 import type { Adapter } from 'lowdb';
@@ -67,11 +67,20 @@ export class LogFile implements Adapter<StoreData> {
 
   constructor(private readonly file: string, private readonly options: LogFileOptions = {}) {}
 
-  private get temp(): string {
-    return join(dirname(this.file), `.${basename(this.file)}.tmp`);
+  /** Where the snapshot of a generation is written before its rename (one per snapshot: two may overlap). */
+  private temp(generation: number): string {
+    return join(dirname(this.file), `.${basename(this.file)}.${generation}.tmp`);
   }
 
+  /** Generation of the newest snapshot begun: an older one still being written is not renamed. */
+  private newestSnapshot = 0;
+
   async read(): Promise<StoreData | null> {
+    // Snapshots a crash interrupted before their rename.
+    const prefix = `.${basename(this.file)}.`;
+    for (const name of await readdir(dirname(this.file)).catch(() => [] as string[])) {
+      if (name.startsWith(prefix) && name.endsWith('.tmp')) await unlink(join(dirname(this.file), name)).catch(() => undefined);
+    }
     const loaded = await readDataFile(this.file);
     if (!loaded) return null;
     this.loadedFrom = { version: loaded.version, segments: loaded.segments.length, torn: loaded.torn };
@@ -141,7 +150,7 @@ export class LogFile implements Adapter<StoreData> {
       if (capture) {
         this.compaction = this.writeSnapshot(capture, true)
           .catch((error: unknown) => {
-            if (!this.closing) this.options.onCompactError?.(error);
+            if (!this.closing && error !== SUPERSEDED) this.options.onCompactError?.(error);
           })
           .finally(() => {
             this.compaction = undefined;
@@ -153,7 +162,7 @@ export class LogFile implements Adapter<StoreData> {
   private async snapshotNow(data: StoreData): Promise<void> {
     this.needsSnapshot = false;
     this.compactRequested = false;
-    await this.idle();
+    // Copied now, before any await (a background compaction under way is superseded by this one).
     // Everything noted so far, and any refused batch, is in the copy.
     this.journal.clear();
     this.unconfirmed = '';
@@ -169,6 +178,7 @@ export class LogFile implements Adapter<StoreData> {
   /** Copy what the snapshot needs now and move later appends to a new segment. */
   private rotate(data: StoreData): Capture {
     this.generation += 1;
+    this.newestSnapshot = this.generation;
     const header: SnapshotHeader = {
       format: FORMAT, version: VERSION, generation: this.generation, seq: this.journal.seq,
       meta: data.meta, partners: data.partners, keys: data.keys,
@@ -219,7 +229,8 @@ export class LogFile implements Adapter<StoreData> {
 
   /** Write the snapshot a slice at a time, rename it over the file, then drop the segments it holds. */
   private async writeSnapshot(capture: Capture, abortable: boolean): Promise<void> {
-    const handle = await open(this.temp, 'w');
+    const temp = this.temp(capture.generation);
+    const handle = await open(temp, 'w');
     let bytes = 0;
     let lines = 0;
     let buffer = '';
@@ -259,11 +270,15 @@ export class LogFile implements Adapter<StoreData> {
       await handle.sync();
     } catch (error) {
       await handle.close().catch(() => undefined);
-      await unlink(this.temp).catch(() => undefined);
+      await unlink(temp).catch(() => undefined);
       throw error;
     }
     await handle.close();
-    await rename(this.temp, this.file);
+    if (capture.generation !== this.newestSnapshot) {
+      await unlink(temp).catch(() => undefined);
+      throw SUPERSEDED;
+    }
+    await rename(temp, this.file);
     await syncDirectory(dirname(this.file));
     this.snapshotBytes = bytes;
     // The log is now the segments from the snapshot's generation on (appends made meanwhile included).
@@ -280,6 +295,9 @@ export class LogFile implements Adapter<StoreData> {
     this.handle = undefined;
   }
 }
+
+/** Thrown by a background snapshot that a newer one overtook (not an error to report). */
+const SUPERSEDED = new Error('a newer snapshot was begun');
 
 const openFdAsync = promisify(openFd);
 /** Writes the whole string (it loops over partial writes) at the end: the descriptor is in append mode. */
