@@ -1,21 +1,22 @@
 #!/usr/bin/env node
 // Crash safety of --data (npm run crash-test): N cycles of a concurrent write burst against the real
-// CLI, interrupted by kill -9 at a random moment; after each kill the data file must parse, every write
+// CLI, interrupted by kill -9 at a random moment; after each kill the data file (snapshot and log) must load, every write
 // the sandbox acknowledged (a 201 received) must be in it, and the sandbox must start on it again
 // and serve a sample of those objects. Prints one summary line; exits 1 on any loss or unloadable file.
 //
-//   node scripts/crash-test.mjs [--cycles 100] [--concurrency 16] [--max-kill-ms 1000] [--preload-mb 0] [--seed 1]
+//   node scripts/crash-test.mjs [--cycles 100] [--concurrency 16] [--max-kill-ms 1000] [--preload-mb 0] [--compact-kb 64] [--seed 1]
 //
+// --compact-kb is the log size past which the sandbox compacts it into a new snapshot (64 MB outside
+// this test): small, so that kills also land while a compaction is writing.
 // --preload-mb grows the data file first (customers made through the accounting sync), to show that
 // the loss window does not depend on the file's size. Needs a build (dist/cli.js): `npm run crash-test` builds.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { dataBytes, ROOT, startCli, token } from './lib/data-cli.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist', 'cli.js');
+// The sandbox's own reader of the data file (snapshot plus log segments), from the same build.
+const { readDataFile } = await import(join(ROOT, 'dist', 'store', 'persistence', 'read.js'));
 
 function option(name, fallback) {
   const at = process.argv.indexOf(`--${name}`);
@@ -32,6 +33,8 @@ const CYCLES = option('cycles', 100);
 const CONCURRENCY = option('concurrency', 16);
 const MAX_KILL_MS = option('max-kill-ms', 1000);
 const PRELOAD_MB = option('preload-mb', 0);
+/** The log is compacted into a new snapshot past this size, so kills also land during compactions. */
+const COMPACT_KB = option('compact-kb', 64);
 let seed = option('seed', 1) || 1;
 /** xorshift32: the kill moments of a run are the same for the same --seed. */
 function random() {
@@ -42,36 +45,15 @@ function random() {
 }
 
 const ACCOUNT = 'ptn_default:production';
-const BASIC = `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`;
 
 function start(file) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(PORT|HOST|SANDBOX_\w+|NODE_OPTIONS)$/.test(k)));
-  const child = spawn(process.execPath, [CLI, '--port', '0', '--data', file, '--rate-limit', '0', '--log-level', 'silent'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no startup line within 60 s; stderr=${err}`)); }, 60_000);
-    child.stderr.on('data', (chunk) => { err += chunk; });
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) { clearTimeout(timer); resolve({ child, url: match[1], exit }); }
-    });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code} before listening; stderr=${err.trim()}`)); });
-  });
-}
-
-async function token(url) {
-  const res = await fetch(`${url}/oauth/token`, { method: 'POST', headers: { Authorization: BASIC, 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
-  if (res.status !== 200) throw new Error(`token: ${res.status}`);
-  return (await res.json()).access_token;
+  return startCli(file, { env: { SANDBOX_COMPACT_MIN_BYTES: String(COMPACT_KB * 1024) } });
 }
 
 /** Grow the data file to about `mb` MB with customers made 100 at a time. */
 async function preload(url, access, file, mb) {
   let n = 0;
-  while (statSync(file).size < mb * 1024 * 1024) {
+  while (dataBytes(file) < mb * 1024 * 1024) {
     const customers = Array.from({ length: 100 }, () => ({ name: `Preloaded customer ${n}`, email: `preload-${n}@example.test`, external_id: `preload-${n++}` }));
     const res = await fetch(`${url}/_sandbox/accounting/sync`, { method: 'POST', headers: { Authorization: `Bearer ${access}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ customers }) });
     if (res.status !== 201) throw new Error(`preload: ${res.status} ${await res.text()}`);
@@ -107,8 +89,10 @@ function burst(url, access, cycle, warm) {
   return { acknowledged, latencies, sentCount: () => sent, done };
 }
 
-function storedCustomers(file) {
-  const data = JSON.parse(readFileSync(file, 'utf8'));
+async function storedCustomers(file) {
+  const loaded = await readDataFile(file);
+  if (!loaded) throw new Error('no data file');
+  const { data } = loaded;
   const items = data.accounts?.[ACCOUNT]?.collections?.customers?.items ?? {};
   return new Map(Object.values(items).map((c) => [c.external_id, c.id]));
 }
@@ -152,7 +136,7 @@ async function main() {
 
       let stored;
       try {
-        stored = storedCustomers(file);
+        stored = await storedCustomers(file);
       } catch (error) {
         unloadable += 1;
         failures.push(`cycle ${cycle}: the data file does not parse (${error.message})`);
@@ -191,14 +175,14 @@ async function main() {
       await run.exit;
     }
   }
-  const size = (() => { try { return statSync(file).size; } catch { return 0; } })();
+  const size = dataBytes(file);
   rmSync(dir, { recursive: true, force: true });
   for (const failure of failures.slice(0, 20)) console.error(`crash-test: ${failure}`);
   const ok = lost === 0 && unloadable === 0 && completed === CYCLES;
   console.log(
     `crash-test: ${ok ? 'PASS' : 'FAIL'} | ${completed} of ${CYCLES} kill -9 cycles, ${CONCURRENCY} concurrent writers, kill after 0-${MAX_KILL_MS} ms | ` +
     `${acknowledged} writes acknowledged, ${lost} lost, ${extra} unacknowledged writes found stored (allowed) | ` +
-    `${unloadable} unloadable files | data file ${(size / 1024 / 1024).toFixed(1)} MB${preloaded ? ` (${preloaded} customers preloaded)` : ''} | ` +
+    `${unloadable} unloadable files | data file ${(size / 1024 / 1024).toFixed(1)} MB (snapshot and log, compacted past ${COMPACT_KB} kB)${preloaded ? ` (${preloaded} customers preloaded)` : ''} | ` +
     `write latency p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms | ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
   process.exit(ok ? 0 : 1);

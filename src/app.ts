@@ -69,7 +69,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const full: SandboxConfig = { ...defaultConfig(), ...config };
   const realNow = overrides.realNow ?? Date.now;
   const log = overrides.logger ?? createLogger(full.logLevel);
-  const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow, flushDelayMs: full.flushDelayMs });
+  const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow, flushDelayMs: full.flushDelayMs, compactMinBytes: full.compactMinBytes });
   const partners = new Partners(store, () => new Date(realNow()).toISOString());
   partners.ensureDefault(full.credentials);
   const deps: Deps = {

@@ -34,6 +34,8 @@ export interface SandboxConfig {
   realTimeTicks: boolean;
   /** How long changes are gathered before one write of the data file (ms). */
   flushDelayMs: number;
+  /** The data file's log is compacted into a new snapshot once larger than this and the snapshot (bytes; default 64 MB; tests make it small). */
+  compactMinBytes?: number;
   /** Size of each account's request journal ring. */
   journalSize: number;
   /** Life of access and checkout tokens in real seconds (`expires_in`); at least 1. */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readdirSync } from 'node:fs';
 import { buildCli, childEnv, ROOT, spawnProcess, type BuiltCli } from './cli-harness.js';
+import { dataOnDisk, loadDataFile } from './helpers.js';
 
 jest.setTimeout(90_000); // each case spawns node processes (two for a restart), slow on a loaded machine
 
@@ -153,7 +154,7 @@ describe('billing-sandbox CLI', () => {
     // Straight away: the coalesced write has not happened yet, so only the shutdown flush can save it.
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
-    expect(readFileSync(file, 'utf8')).toContain('flush-1');
+    expect(dataOnDisk(file)).toContain('flush-1');
 
     const second = await start(['--port', '0', '--data', file]);
     const again = await token(second.url);
@@ -181,7 +182,7 @@ describe('billing-sandbox CLI', () => {
     // No grace: the process dies the moment the last acknowledgement has arrived.
     first.child.kill('SIGKILL');
     await first.exit;
-    const saved = JSON.parse(readFileSync(file, 'utf8'));
+    const saved = await loadDataFile(file);
     const stored = saved.accounts['ptn_default:production'].collections.customers.items;
     expect(made.filter((m) => !stored[m.id]).map((m) => m.id)).toEqual([]);
 
@@ -245,7 +246,7 @@ onLinux('npx billing-sandbox and signals (issue 17 item 7)', () => {
     else process.kill(-pgid, 'SIGINT');
     await run.exit;
     expect(await gone(pgid)).toEqual([]);
-    expect(readFileSync(file, 'utf8')).toContain(`signal-${target}`);
+    expect(dataOnDisk(file)).toContain(`signal-${target}`);
     await expect(fetch(`${url}/_sandbox/health`)).rejects.toThrow();
   });
 });

@@ -3,11 +3,11 @@
 // and a failed file write answers 500 without acknowledging (the change is written by the next write).
 // The same rule against the real CLI and kill -9: test/cli.test.ts and `npm run crash-test`.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { customers } from '../src/domain/customers/customers.js';
-import { setup, type TestSandbox } from './helpers.js';
+import { dataOnDisk, setup, type TestSandbox } from './helpers.js';
 
 let dir: string;
 let file: string;
@@ -31,7 +31,7 @@ function hookWrites(sb: TestSandbox, hook: (write: () => Promise<void>) => Promi
   return () => { adapter.write = real; };
 }
 
-const onDisk = () => readFileSync(file, 'utf8');
+const onDisk = () => dataOnDisk(file);
 
 describe('acknowledged writes with --data', () => {
   it('answers a write only once its change is in the file; a read meanwhile is answered at once', async () => {

@@ -1,9 +1,14 @@
 // Shared test set-up: a fresh sandbox per test file on a controllable "real" time, with every
 // response checked against the OpenAPI document, and shortcuts for tokens and requests.
-import { beforeEach, expect } from '@jest/globals';
+import { afterAll, beforeEach, expect } from '@jest/globals';
 import request from 'supertest';
 import { createApp, createDeps } from '../src/app.js';
 import type { SandboxConfig } from '../src/config.js';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import type { StoreData } from '../src/store/store.js';
+import { readDataFile } from '../src/store/persistence/read.js';
 
 export const START = Date.parse('2026-03-02T09:00:00.000Z');
 
@@ -25,12 +30,45 @@ export interface Api {
   delete(path: string): request.Test;
 }
 
+/**
+ * SANDBOX_VERIFY_DATA=1 runs every test sandbox on a data file and, after the test file, checks that
+ * what the file loads equals what the sandbox held: a change the persistence log missed (an object
+ * edited in place, say) fails here. A diagnostic run of the suite, not part of `npm test`.
+ */
+const verified: Array<{ deps: Awaited<ReturnType<typeof createDeps>>; file: string }> = [];
+if (process.env.SANDBOX_VERIFY_DATA) {
+  afterAll(async () => {
+    for (const { deps, file } of verified.splice(0)) {
+      // Whatever was noted but never waited for (state made by a read, say) is written too.
+      deps.store.changed();
+      await deps.store.flush();
+      expect(comparable(await loadDataFile(file))).toEqual(comparable(deps.store.data));
+    }
+  });
+}
+
+/**
+ * The document as sorted JSON, without what a read creates empty on first access (an empty collection,
+ * an account holding nothing): the same whether it was ever written or not.
+ */
+function comparable(data: StoreData): string {
+  const plain = JSON.parse(JSON.stringify(data)) as StoreData;
+  const isEmpty = (v: unknown) => (Array.isArray(v) ? !v.length : v && typeof v === 'object' ? !Object.keys(v).length : false);
+  for (const [id, account] of Object.entries(plain.accounts)) {
+    for (const [name, c] of Object.entries(account.collections)) if (!c.order.length && !c.base) delete account.collections[name];
+    if (!Object.keys(account.collections).length && !Object.keys(account.counters).length && !account.jobs.length && !account.clock.offset_ms && Object.values(account.state).every(isEmpty)) delete plain.accounts[id];
+  }
+  return JSON.stringify(plain, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+}
+
 export async function setup(config: Partial<SandboxConfig> = {}): Promise<TestSandbox> {
   const time = { now: START };
+  if (process.env.SANDBOX_VERIFY_DATA && !config.dataFile) config = { ...config, dataFile: join(mkdtempSync(join(tmpdir(), 'verify-data-')), 'sandbox.json') };
   const deps = await createDeps(
     { rateLimit: 0, validateResponses: true, logLevel: 'silent', ...config },
     { realNow: () => time.now },
   );
+  if (process.env.SANDBOX_VERIFY_DATA) verified.push({ deps, file: config.dataFile as string });
   const app = createApp(deps);
   const http = request(app);
   const prefix = (env: 'production' | 'demo') => (env === 'demo' ? '/demo' : '');
@@ -93,4 +131,19 @@ export function useSession(bind: (session: Session) => void, config: Partial<San
       expect((await session.sb.advance(seconds, session.token)).status).toBe(200);
     },
   };
+}
+
+/** Everything a --data file holds on disk (its snapshot and log segments), as text: for "is it written" checks. */
+export function dataOnDisk(file: string): string {
+  const dir = dirname(file);
+  const prefix = `${basename(file)}.log.`;
+  const segments = readdirSync(dir).filter((name) => name.startsWith(prefix)).sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
+  return [file, ...segments.map((name) => join(dir, name))].map((path) => readFileSync(path, 'utf8')).join('');
+}
+
+/** The document a --data file holds, as a sandbox starting on it would load it. */
+export async function loadDataFile(file: string): Promise<StoreData> {
+  const loaded = await readDataFile(file);
+  if (!loaded) throw new Error(`no data in ${file}`);
+  return loaded.data;
 }

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventLog } from '../src/events/events.js';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { dataOnDisk, loadDataFile, setup, type Api, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
 let api: Api;
@@ -200,12 +200,11 @@ describe('persistence with --data', () => {
     const burstWrites = first.deps.store.writes - writesBefore;
     expect(burstWrites).toBeGreaterThanOrEqual(1);
     expect(burstWrites).toBeLessThan(20);
-    const onDisk = JSON.stringify(JSON.parse(await readFile(file, 'utf8')));
+    const onDisk = dataOnDisk(file);
     expect(ids.filter((id) => !onDisk.includes(id))).toEqual([]);
     await first.advance(3000);
     expect(first.deps.store.pending).toBe(false);
-    const saved = JSON.parse(await readFile(file, 'utf8'));
-    expect(JSON.stringify(saved)).not.toContain(partner.credentials.production.client_secret);
+    expect(dataOnDisk(file)).not.toContain(partner.credentials.production.client_secret);
 
     const second = await setup({ dataFile: file });
     const again = second.as(await second.token('production', partner.credentials.production));
@@ -225,9 +224,13 @@ describe('data files written by other versions', () => {
 
   it('refuses a file of another format version and leaves it as it was', async () => {
     const file = join(tempDir(), 'data.json');
-    const foreign = JSON.stringify({ version: 2, accounts: { kept: true } });
+    const later = `${JSON.stringify({ format: 'billing-sandbox-data', version: 3, generation: 1 })}\n{"t":"end","lines":2}\n`;
+    await writeFile(file, later);
+    await expect(setup({ dataFile: file })).rejects.toThrow(/has format version 3; this sandbox reads version 2/);
+    expect(await readFile(file, 'utf8')).toBe(later);
+    const foreign = JSON.stringify({ version: 7, accounts: { kept: true } });
     await writeFile(file, foreign);
-    await expect(setup({ dataFile: file })).rejects.toThrow(/format version 2/);
+    await expect(setup({ dataFile: file })).rejects.toThrow(/whole document of format version 7/);
     expect(await readFile(file, 'utf8')).toBe(foreign);
   });
 
@@ -237,8 +240,9 @@ describe('data files written by other versions', () => {
     const client = first.as(await first.token());
     const customer = (await client.post('/customers', { name: 'Kept' })).body;
     await first.deps.store.close();
-    // Add fields no answer documents to the stored record, as an older release might have left.
-    const saved = JSON.parse(await readFile(file, 'utf8'));
+    // Add fields no answer documents to the stored record, as an older release might have left (and
+    // write it back as a version 1 document, which migrates).
+    const saved = await loadDataFile(file);
     const stale = { updated_at: '2020-01-01T00:00:00.000Z', payment_ids: ['pay_old'], internal_note: 'not for partners' };
     const record = findRecord(saved, customer.id);
     Object.assign(record, stale);
@@ -271,7 +275,7 @@ describe('the data file location', () => {
   it('creates missing directories, and refuses to start where it cannot write', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sandbox-nested-'));
     const nested = await setup({ dataFile: join(dir, 'a', 'b', 'data.json') });
-    expect(JSON.parse(await readFile(join(dir, 'a', 'b', 'data.json'), 'utf8')).version).toBe(1);
+    expect(JSON.parse((await readFile(join(dir, 'a', 'b', 'data.json'), 'utf8')).split('\n')[0])).toMatchObject({ format: 'billing-sandbox-data', version: 2 });
     await nested.deps.store.close();
     await expect(setup({ dataFile: join(dir, 'a', 'b', 'data.json', 'under-a-file.json') })).rejects.toThrow(/cannot/);
     await rm(dir, { recursive: true, force: true });

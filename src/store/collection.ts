@@ -6,6 +6,15 @@
 import { ApiError, Errors } from '../http/errors.js';
 import { LIMITS } from '../limits.js';
 
+/** What one write did, for the store's persistence (see src/store/persistence/journal.ts). */
+export type CollectionChange =
+  | { kind: 'insert' | 'update'; item: { id: string } }
+  | { kind: 'remove'; id: string }
+  /** Leading tombstones cleared: the order now starts at absolute position `base`. */
+  | { kind: 'trim'; base: number }
+  /** Tombstones in the middle compacted: the order is now `order`, from position 0, in `epoch`. */
+  | { kind: 'compact'; epoch: number; order: readonly string[] };
+
 export interface CollectionData<T> {
   items: Record<string, T>;
   /** Ids in insertion order; a hard-deleted id stays as a tombstone so positions never shift. */
@@ -53,7 +62,7 @@ export class Collection<T extends { id: string }> {
   constructor(
     readonly name: string,
     private readonly data: CollectionData<T>,
-    private readonly onChange: () => void,
+    private readonly onChange: (change: CollectionChange) => void,
   ) {
     const base = this.base;
     data.order.forEach((id, i) => {
@@ -109,7 +118,7 @@ export class Collection<T extends { id: string }> {
     this.live += 1;
     this.positions.set(item.id, position);
     for (const [field, index] of this.indexes) pushTo(index, String(item[field as keyof T]), position);
-    this.onChange();
+    this.onChange({ kind: 'insert', item });
     return item;
   }
 
@@ -135,7 +144,7 @@ export class Collection<T extends { id: string }> {
       if (!to) index.set(after, [position]);
       else to.splice(lowerBound(listPositions(to), position), 0, position);
     }
-    this.onChange();
+    this.onChange({ kind: 'update', item });
     return item;
   }
 
@@ -146,8 +155,8 @@ export class Collection<T extends { id: string }> {
     delete this.data.items[id];
     this.live -= 1;
     if (this.positions.get(id) === this.base + this.head) this.advanceHead();
+    this.onChange({ kind: 'remove', id });
     this.clearTombstones();
-    this.onChange();
     return item;
   }
 
@@ -185,6 +194,7 @@ export class Collection<T extends { id: string }> {
           else if (cut) list.splice(0, cut);
         }
       }
+      this.onChange({ kind: 'trim', base });
     }
     const middle = order.length - this.head - this.live;
     if (middle >= COMPACT_MIN && middle > this.live) {
@@ -196,6 +206,7 @@ export class Collection<T extends { id: string }> {
       this.head = 0;
       kept.forEach((id, i) => this.positions.set(id, i));
       for (const field of [...this.indexes.keys()]) this.indexBy(field as keyof T & string);
+      this.onChange({ kind: 'compact', epoch: this.data.epoch, order: kept });
     }
   }
 

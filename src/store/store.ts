@@ -1,6 +1,12 @@
-// Owns persistence: the lowdb document, its partition by account, id generation, and group-committed,
-// crash-safe writes of the JSON file (durable() resolves once every change made so far is in the file;
-// the HTTP layer waits for it before answering a write). The only module that touches lowdb.
+// Owns the lowdb document, its partition by account, id generation, and group-committed, crash-safe
+// writes of the data file (durable() resolves once every change made so far is in the file; the HTTP
+// layer waits for it before answering a write). The only module that touches lowdb.
+//
+// The seam to persistence (src/store/persistence/*): the store reports what changed, never the whole
+// document: recordChange(account, collection, change) for each object inserted, updated or deleted (the
+// Collection callback), changed(account) for an account's clock, counters, jobs or module state (the
+// state bag reports its own keys and map entries through tracking proxies), changed() for partners and
+// keys, and resets. A unit of work (issue 18) reports its commit through the same calls.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
@@ -9,8 +15,9 @@ import { Low, Memory, type Adapter } from 'lowdb';
 import type { Environment } from '../config.js';
 import { AccountClock, type ClockData, type RealNow } from '../clock/clock.js';
 import { createRandom, type Random } from '../random.js';
-import { Collection, type CollectionData } from './collection.js';
-import { DurableJSONFile } from './durable-file.js';
+import { Collection, type CollectionChange, type CollectionData } from './collection.js';
+import { emptyAccount } from './persistence/format.js';
+import { LogFile } from './persistence/log-file.js';
 
 export interface PartnerRecord {
   id: string;
@@ -66,7 +73,8 @@ export class Account {
   private collections = new Map<string, Collection<{ id: string }>>();
 
   constructor(readonly data: AccountData, private readonly store: Store, realNow: RealNow) {
-    this.clock = new AccountClock(data.clock, realNow, () => store.changed());
+    this.clock = new AccountClock(data.clock, realNow, () => this.changed());
+    store.track(data);
     this.random = createRandom(`${store.seed}|${data.id}|random`);
   }
 
@@ -78,7 +86,7 @@ export class Account {
     let found = this.collections.get(name) as Collection<T> | undefined;
     if (!found) {
       const data = (this.data.collections[name] ??= { items: {}, order: [] }) as CollectionData<T>;
-      found = new Collection<T>(name, data, () => this.store.changed());
+      found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change));
       for (const field of indexes) found.indexBy(field);
       this.collections.set(name, found as unknown as Collection<{ id: string }>);
     }
@@ -89,7 +97,7 @@ export class Account {
   next(counter: string): number {
     const value = (this.data.counters[counter] ?? 0) + 1;
     this.data.counters[counter] = value;
-    this.store.changed();
+    this.changed();
     return value;
   }
 
@@ -105,8 +113,9 @@ export class Account {
     return this.data.state[key] as T;
   }
 
+  /** This account's clock, counters, jobs or module state changed. */
   changed(): void {
-    this.store.changed();
+    this.store.changed(this);
   }
 
   /** Back to empty: no objects, events, jobs or journal; the clock back to real time. */
@@ -115,7 +124,7 @@ export class Account {
     Object.assign(this.data, emptyAccount(this.data.id, this.data.partner_id, this.data.environment), { clock });
     this.clock.reset();
     this.collections.clear();
-    this.store.changed();
+    this.store.accountReset(this);
     this.store.events.emit('accountReset', this);
   }
 }
@@ -124,16 +133,14 @@ export function accountId(partnerId: string, environment: Environment): string {
   return `${partnerId}:${environment}`;
 }
 
-function emptyAccount(id: string, partnerId: string, environment: Environment): AccountData {
-  return { id, partner_id: partnerId, environment, clock: { offset_ms: 0 }, counters: {}, collections: {}, jobs: [], state: {} };
-}
-
 export interface StoreOptions {
   file?: string;
   seed?: string;
   realNow: RealNow;
   /** How long changes no one waits for (background work) are gathered before one file write (ms). */
   flushDelayMs?: number;
+  /** The log is compacted into a new snapshot once larger than this and than the snapshot (bytes). */
+  compactMinBytes?: number;
 }
 
 export class Store {
@@ -148,26 +155,33 @@ export class Store {
   /** Number of file writes done, for tests and the benchmark of coalescing. */
   writes = 0;
 
-  private constructor(private readonly db: Low<StoreData>, private readonly adapter: Adapter<StoreData>, private readonly options: StoreOptions) {}
+  /** The log file behind lowdb with --data; absent in memory (then nothing is tracked). */
+  private readonly log: LogFile | undefined;
+
+  private constructor(private readonly db: Low<StoreData>, private readonly adapter: Adapter<StoreData>, private readonly options: StoreOptions) {
+    this.log = adapter instanceof LogFile ? adapter : undefined;
+  }
 
   static async open(options: StoreOptions): Promise<Store> {
     const initial = freshData(options.seed);
-    const adapter = options.file ? new DurableJSONFile<StoreData>(options.file) : new Memory<StoreData>();
+    const adapter = options.file
+      ? new LogFile(options.file, { compactMinBytes: options.compactMinBytes, onCompactError: (error) => store.events.emit('writeFailed', error) })
+      : new Memory<StoreData>();
     const db = new Low<StoreData>(adapter, initial);
     try {
       if (options.file) await mkdir(dirname(options.file), { recursive: true });
+      // An empty file starts fresh; version 1 migrates; another format is refused, never overwritten.
       await db.read();
     } catch (error) {
       throw new Error(`cannot read the data file ${options.file}: ${(error as Error).message}`);
     }
-    // An empty file starts fresh; a file of another format version is refused, never overwritten.
-    if (db.data && (db.data as { version?: unknown }).version !== 1) {
-      throw new Error(`the data file ${options.file} has format version ${JSON.stringify((db.data as { version?: unknown }).version)}; this sandbox reads version 1 (move the file away to start fresh)`);
-    }
     db.data ??= initial;
     // An explicit seed wins over the one a data file remembers.
-    if (options.seed) db.data.meta.seed = options.seed;
-    const store = new Store(db, adapter, options);
+    if (options.seed && db.data.meta.seed !== options.seed) {
+      db.data.meta.seed = options.seed;
+      (adapter as LogFile).journal?.globals();
+    }
+    const store: Store = new Store(db, adapter, options);
     if (options.file) {
       // Write once at start, so an unwritable location stops the start instead of every later write.
       store.changes = 1;
@@ -214,19 +228,53 @@ export class Store {
     const meta = this.db.data.meta;
     this.db.data = { ...freshData(meta.seed), meta };
     this.accounts.clear();
+    this.log?.journal.resetAll();
     this.changed();
     this.events.emit('storeReset');
   }
 
   /**
-   * Note a change. Changes someone waits for (durable()) are written at once, group-committed: every
-   * change made while a write is under way goes into the next one. Changes no one waits for are
-   * gathered for `flushDelayMs` first.
+   * Note a change: of an account's clock, counters, jobs or module state (with the account), or of
+   * partners and keys (without). Changes someone waits for (durable()) are written at once,
+   * group-committed: every change made while a write is under way goes into the next one. Changes no
+   * one waits for are gathered for `flushDelayMs` first.
    */
-  changed(): void {
-    if (!this.options.file) return;
+  changed(account?: Account): void {
+    if (!this.log) return;
+    if (account) this.log.journal.account(account.data);
+    else this.log.journal.globals();
     this.changes += 1;
     this.writeLater();
+  }
+
+  /** An object of one of the account's collections was inserted, updated or deleted (Collection's callback). */
+  recordChange(account: Account, collection: string, change: CollectionChange): void {
+    if (!this.log) return;
+    this.log.journal.record(account.data, collection, change);
+    this.changes += 1;
+    this.writeLater();
+  }
+
+  /** The account went back to empty (Account.reset). */
+  accountReset(account: Account): void {
+    if (!this.log) return;
+    this.log.journal.accountReset(account.data);
+    this.track(account.data);
+    this.changed(account);
+  }
+
+  /** Let the account's module state and jobs report their own changes (with --data only). */
+  track(data: AccountData): void {
+    this.log?.journal.track(data);
+  }
+
+  /** Write a new snapshot now (and wait for it), folding the log into it; e.g. after seeding. */
+  async compact(): Promise<void> {
+    if (!this.log) return;
+    this.log.requestCompaction();
+    this.changes += 1;
+    await this.flush();
+    await this.log.idle();
   }
 
   private writeLater(): void {
@@ -289,6 +337,7 @@ export class Store {
 
   async close(): Promise<void> {
     await this.flush();
+    await this.log?.close();
   }
 }
 

@@ -295,8 +295,8 @@ export class WebhookQueue {
   private settle(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: AttemptOutcome, at: string, dropped: boolean): void {
     const state = queueState(account);
     let next: number | null = null;
-    delivery.attempts += 1;
-    delivery.last_attempt_at = at;
+    // Through update(), not in place: the data file logs only the objects its collection reports.
+    deliveries(account).update(delivery.id, { attempts: delivery.attempts + 1, last_attempt_at: at });
     if (outcome.ok) {
       deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'delivered'), last_error: null, next_attempt_at: null });
       if (!dropped) {
@@ -304,7 +304,7 @@ export class WebhookQueue {
         state.retry_count = 0;
       }
     } else if (dropped) {
-      delivery.last_error = `${outcome.error}; subscription deleted, not retried`;
+      deliveries(account).update(delivery.id, { last_error: `${outcome.error}; subscription deleted, not retried` });
     } else {
       if (state.retry_count < MAX_RETRIES) {
         state.retry_count += 1;
