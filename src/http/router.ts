@@ -288,9 +288,24 @@ export function send(res: Response, reply: Reply): void {
   // A scenario's drop action already cut the connection: nothing is sent.
   if (res.headersSent || res.locals.dropped) return;
   res.locals.responseBody = reply.body;
-  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-  if (reply.body === undefined) res.status(reply.status).end();
-  else res.status(reply.status).json(reply.body);
+  let typed = false;
+  if (reply.headers) {
+    for (const name of Object.keys(reply.headers)) {
+      res.setHeader(name, reply.headers[name]);
+      if (name.toLowerCase() === 'content-type') typed = true;
+    }
+  }
+  res.statusCode = reply.status;
+  if (reply.body === undefined) return void res.end();
+  // A content type chosen by the reply (a scenario's headers) gets express's charset handling.
+  if (typed) return void res.json(reply.body);
+  // Serialised once, sent as is: no ETag (no answer of the API is cacheable), no second pass.
+  const text = JSON.stringify(reply.body);
+  // The journal keeps this text (redacted when read) rather than a copy of the body.
+  res.locals.responseText = text;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(res.req.method === 'HEAD' ? undefined : text);
 }
 
 /** Wrap an async express middleware so a rejection reaches the error handler. */
