@@ -25,6 +25,8 @@ const require = createRequire(import.meta.url);
 const argv = process.argv.slice(2);
 const CHECK = argv.includes('--check');
 const QUICK = argv.includes('--quick');
+/** Only the side-by-side GET/POST rows (a quick look while working on the hot path). */
+const HTTP_ONLY = argv.includes('--http-only');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 10));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 2));
 const SIZES = (process.env.BENCH_SIZES ?? (QUICK ? '1000,10000' : '1000,100000')).split(',').map(Number);
@@ -208,7 +210,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 for (const t of targets) await stop(t.target);
 
 // 2. POST /customers with --data at each size (a new process each, its own file).
-for (const size of DATA_SIZES) {
+for (const size of HTTP_ONLY ? [] : DATA_SIZES) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-data-'));
   try {
     log(`--data with ${size} customers: seeding`);
@@ -240,12 +242,12 @@ async function coldStart(name, args, url, good) {
     await stop({ proc });
   }
 }
-const STARTS = QUICK ? 2 : 5;
+const STARTS = HTTP_ONLY ? 0 : QUICK ? 2 : 5;
 for (let i = 0; i < STARTS; i++) {
   keep('start sandbox', await coldStart('sandbox', (p) => ['dist/cli.js', '--port', String(p), '--log-level', 'silent'], (p) => `http://127.0.0.1:${p}/_sandbox/health`));
   keep('start node', await coldStart('node', (p) => ['-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${p})`], (p) => `http://127.0.0.1:${p}/`));
 }
-keep('start prism', await coldStart('prism', (p) => [require.resolve('@stoplight/prism-cli/dist/index.js'), 'mock', 'openapi/openapi.yaml', '-p', String(p), '-v', 'silent'], (p) => `http://127.0.0.1:${p}/customers/cus_x`, () => true));
+if (!HTTP_ONLY) keep('start prism', await coldStart('prism', (p) => [require.resolve('@stoplight/prism-cli/dist/index.js'), 'mock', 'openapi/openapi.yaml', '-p', String(p), '-v', 'silent'], (p) => `http://127.0.0.1:${p}/customers/cus_x`, () => true));
 
 // 4. Webhook deliveries per second: N customer_created events queued at once, delivered in order to a
 // loopback receiver that answers 200.
@@ -286,7 +288,7 @@ async function webhooks(count) {
     receiver.close();
   }
 }
-for (let round = 1; round <= ROUNDS; round++) {
+for (let round = 1; round <= (HTTP_ONLY ? 0 : ROUNDS); round++) {
   const w = await webhooks(WEBHOOKS);
   log(`round ${round} webhooks: ${Math.round(w.perSecond)} deliveries/s${w.inOrder ? '' : ' (OUT OF ORDER)'}`);
   keep('webhooks', w);
@@ -308,6 +310,10 @@ const ratios = {
   dataGrowthP99: mean(p99(`post data@${DATA_SIZES.at(-1)}`)) / mean(p99(`post data@${DATA_SIZES[0]}`)),
 };
 const starts = results.get('start sandbox');
+if (HTTP_ONLY) {
+  console.log(JSON.stringify({ ratios, rows: Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => [Math.round(m.rps), Math.round(m.cpuUs), m.p99])])) }, null, 1));
+  process.exit(0);
+}
 const coldMs = starts.map((s) => s.ms).sort((a, b) => a - b)[Math.floor(starts.length / 2)];
 const idleRss = Math.max(...starts.map((s) => s.rss));
 const largeRss = rss100k.at(-1);

@@ -13,7 +13,7 @@ import { LIMITS } from '../limits.js';
 /** `expires_in` of access tokens and the life of checkout tokens, in real seconds (--token-ttl changes it). */
 export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 const ISSUER = 'billing-sandbox';
-const ACCESS_AUDIENCE = 'partner-api';
+export const ACCESS_AUDIENCE = 'partner-api';
 
 export interface AccessClaims {
   partner_id: string;

@@ -26,7 +26,8 @@ export interface RequestState {
   account?: Account;
 }
 
-export type SecurityHandler = (c: Context, state: RequestState) => Promise<Principal | true>;
+/** A security scheme's check: the principal (or true: passed, no principal), synchronously when it can; throws or rejects to refuse. */
+export type SecurityHandler = (c: Context, state: RequestState) => Principal | true | Promise<Principal | true>;
 
 /** A service name: work every request waits for first (fixtures reloading after a full reset). */
 export const PENDING_WORK = 'pendingWork';
@@ -61,7 +62,9 @@ interface OperationPlan {
   handler: Handler | undefined;
 }
 
-type SecurityResult = { principal?: Principal; error?: unknown; ok: boolean };
+type SecurityResult = { error?: unknown; ok: boolean };
+const PASSED: SecurityResult = Object.freeze({ ok: true });
+const REFUSED: SecurityResult = Object.freeze({ ok: false });
 
 export class OperationRouter {
   private readonly matcher: RouteMatcher;
@@ -148,7 +151,10 @@ export class OperationRouter {
     // Security first (as the document's order of checks: 401/403 before 400), every scheme once.
     if (plan.security.length) {
       const results = new Map<string, SecurityResult>();
-      for (const name of plan.schemes) results.set(name, await this.runScheme(name, operation, state));
+      for (const name of plan.schemes) {
+        const result = this.runScheme(name, operation, state);
+        results.set(name, result instanceof Promise ? await result : result);
+      }
       const authorized = plan.security.some((requirement) => Object.keys(requirement).every((name) => results.get(name)?.ok));
       if (!authorized) throw firstSecurityError(results);
     }
@@ -156,17 +162,21 @@ export class OperationRouter {
     return this.run(plan, input, state);
   }
 
-  private async runScheme(name: string, operation: Operation, state: RequestState): Promise<SecurityResult> {
+  /** One scheme's check; a promise only when the check answers one (a token not verified before). */
+  private runScheme(name: string, operation: Operation, state: RequestState): SecurityResult | Promise<SecurityResult> {
     const check = this.options.security[name];
-    if (!check) return { ok: false };
-    try {
-      const principal = await check({ operation } as Context, state);
+    if (!check) return REFUSED;
+    const admit = (principal: Principal | true): SecurityResult => {
       if (principal !== true) {
         state.principal = principal;
         state.account = this.options.deps.store.account(principal.partner_id, principal.environment);
         state.res.locals.account = state.account;
       }
-      return { ok: true };
+      return PASSED;
+    };
+    try {
+      const principal = check({ operation } as Context, state);
+      return principal instanceof Promise ? principal.then(admit, (error: unknown) => ({ ok: false, error })) : admit(principal);
     } catch (error) {
       return { ok: false, error };
     }

@@ -119,7 +119,7 @@ export function journalMiddleware(deps: Deps) {
           request,
           response,
         }, templateOf(operation));
-        if (recorded && deps.activity.listenerCount('request')) deps.activity.emit('request', account, journal.materialise(recorded));
+        if (recorded && deps.activity.listenerCount('request')) deps.activity.emit('request', account, journal.announced(recorded));
       };
       // The common case (the router found the account) is recorded at once; the others look it up.
       if (operation !== 'createToken' && res.locals.account) return add(res.locals.account as Account);

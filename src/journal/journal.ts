@@ -223,9 +223,20 @@ export class Journal {
     return stored;
   }
 
-  /** The entry as listed (redacted) from the handle record() answered. */
-  materialise(stored: Stored): JournalEntry {
-    return materialise(stored);
+  /**
+   * The entry from the handle record() answered, for the live stream: its fields at once, its
+   * request and response redacted only if someone reads them (the stream sends only the fields).
+   */
+  announced(stored: Stored): JournalEntry {
+    const { request: _request, response: _response, ...fields } = stored.draft;
+    let entry: JournalEntry | undefined;
+    const full = () => (entry ??= materialise(stored));
+    return {
+      id: stored.id,
+      ...fields,
+      get request() { return full().request; },
+      get response() { return full().response; },
+    };
   }
 
   /** Entries newest first, filtered; the cost is bounded by the ring size, never by stored data. */
