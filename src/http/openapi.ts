@@ -1,5 +1,6 @@
 // Owns the OpenAPI documents: loading them, building openapi-backend instances with a JSON Schema
 // 2020-12 validator (the documents are OpenAPI 3.1.1), and turning Ajv errors into validation_errors.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -30,7 +31,7 @@ export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument 
   let loaded = cache.get(name);
   if (!loaded) {
     const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
-    const document = parseYaml(text) as Document;
+    const document = (cachedParse(name, text) ?? parseYaml(text)) as Document;
     const bundled = bundleExternalRefs(document);
     // Written out only when asked for (serving it): start-up does not pay for it.
     let bundledText: string | undefined;
@@ -45,6 +46,16 @@ export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument 
     cache.set(name, loaded);
   }
   return loaded;
+}
+
+/** The build's parsed copy (scripts/cache-documents.mjs) when it was made from exactly this YAML text. */
+function cachedParse(name: string, text: string): unknown {
+  try {
+    const cached = JSON.parse(readFileSync(new URL(`../openapi/${name}.json`, import.meta.url), 'utf8')) as { sha256?: string; document?: unknown };
+    return cached.sha256 === createHash('sha256').update(text).digest('hex') ? cached.document : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Inline `./other.yaml#/components/schemas/X` refs as local ones (in place); true when any was found. */
