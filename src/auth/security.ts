@@ -67,11 +67,15 @@ function admitIssuer(deps: Deps, claims: { environment: string; client_id: strin
   deps.rateLimiter.take(claims.client_id, deps.partners.rateLimitFor(claims.partner_id, deps.config.rateLimit));
 }
 
+/** The scopes each operation requires, read from the document once per operation. */
+const scopesOf = new WeakMap<object, string[]>();
+
 export function accessTokenSecurity(deps: Deps): SecurityHandler {
   const admit = (c: Context, state: RequestState, claims: AccessClaims): Principal => {
     admitIssuer(deps, claims, state, 'token');
-    const required = (c.operation.security ?? []).flatMap((requirement) => requirement.oauth2 ?? []);
-    const missing = required.filter((scope) => !scopeAllows(claims.scope, scope));
+    let required = scopesOf.get(c.operation);
+    if (!required) scopesOf.set(c.operation, (required = (c.operation.security ?? []).flatMap((requirement) => requirement.oauth2 ?? [])));
+    const missing = required.length === 0 ? required : required.filter((scope) => !scopeAllows(claims.scope, scope));
     if (missing.length) {
       throw new ApiError(Errors.forbidden, { message: `This operation needs the scope ${missing.join(', ')}.` });
     }

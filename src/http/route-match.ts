@@ -12,10 +12,18 @@ export interface RouteMatch {
 }
 
 interface Template {
+  /** The document's path template. */
+  source: string;
   pattern: RegExp;
   names: string[];
   byMethod: Map<string, Operation>;
   literalLength: number;
+}
+
+/** "/customers/x" -> "customers"; "/" -> "". */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return end < 0 ? path.slice(1) : path.slice(1, end);
 }
 
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -24,6 +32,13 @@ export class RouteMatcher {
   /** path -> method (lower case) -> operation, for paths without parameters. */
   private readonly exact = new Map<string, Map<string, Operation>>();
   private readonly templates: Template[] = [];
+  /**
+   * The templates a path may match, by its first segment: a template whose first segment is literal
+   * is only tried for paths starting with it (each request tries a handful of patterns, not all).
+   */
+  private readonly byFirstSegment = new Map<string, Template[]>();
+  /** Templates whose first segment is a parameter: tried for every path. */
+  private readonly anyFirstSegment: Template[] = [];
 
   constructor(operations: Operation[]) {
     const byTemplate = new Map<string, Template>();
@@ -44,7 +59,7 @@ export class RouteMatcher {
           }
           return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
         }).join('');
-        template = { pattern: new RegExp(`^${source}$`), names, byMethod: new Map(), literalLength: operation.path.replace(/\{.*?\}/g, '').length };
+        template = { source: operation.path, pattern: new RegExp(`^${source}$`), names, byMethod: new Map(), literalLength: operation.path.replace(/\{.*?\}/g, '').length };
         byTemplate.set(operation.path, template);
         this.templates.push(template);
       }
@@ -52,6 +67,20 @@ export class RouteMatcher {
     }
     // Array.prototype.sort is stable: templates of equal literal length keep the document's order.
     this.templates.sort((a, b) => b.literalLength - a.literalLength);
+    for (const template of this.templates) {
+      const first = firstSegment(template.source);
+      if (first.includes('{')) this.anyFirstSegment.push(template);
+    }
+    for (const template of this.templates) {
+      const first = firstSegment(template.source);
+      if (first.includes('{')) continue;
+      let list = this.byFirstSegment.get(first);
+      if (!list) {
+        // Kept in the global order (literal length, then the document's), merged with the parameter-first ones.
+        list = this.templates.filter((t) => t === template || firstSegment(t.source) === first || this.anyFirstSegment.includes(t));
+        this.byFirstSegment.set(first, list);
+      }
+    }
   }
 
   /** The operation for `method` (any case) and `path` (the document's path, no query), or 404/405. */
@@ -60,7 +89,7 @@ export class RouteMatcher {
     const exact = this.exact.get(path)?.get(lower);
     if (exact) return { operation: exact, params: NO_PARAMS };
     let pathMatched = false;
-    for (const template of this.templates) {
+    for (const template of this.byFirstSegment.get(firstSegment(path)) ?? this.anyFirstSegment) {
       const found = template.pattern.exec(path);
       if (!found) continue;
       pathMatched = true;

@@ -216,8 +216,8 @@ export class OperationRouter {
         if (spec.array && typeof query[name] === 'string') query[name] = [query[name]];
       }
     }
-    // A copy: validation coerces header values in place, and node's own object stays as received.
-    const headers = { ...req.headers } as Record<string, unknown>;
+    // Not copied: the documents' header parameters are strings, which coercion leaves as they are.
+    const headers = req.headers as Record<string, unknown>;
     let body: unknown = req.body;
     if (body && typeof body !== 'object') {
       try {
@@ -259,10 +259,14 @@ export class OperationRouter {
       headers: input.headers as HandlerContext['headers'],
       req: state.req,
       res: state.res,
-      origin: linkOrigin(this.options.deps, state.req),
+      // Worked out only by the handlers that write links (it reads the Host header through express).
+      get origin() {
+        return linkOrigin(this.deps, this.req);
+      },
     };
     for (const intercept of this.options.interceptors) {
-      const early = await intercept(ctx, plan.operation);
+      const answered = intercept(ctx, plan.operation);
+      const early = answered instanceof Promise ? await answered : answered;
       if (early) return early;
     }
     // Through the interceptors first, so Prefer: code=NNN and scenario rules also answer for operations not built yet.

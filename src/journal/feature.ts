@@ -126,7 +126,7 @@ export function journalMiddleware(deps: Deps) {
       const known = operation === 'createToken' ? Promise.resolve(accountFromBasic(deps, req, environment)) : accountFromBearer(deps, req, environment);
       journal.pending(known.then(add).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded')));
     };
-    res.on('finish', finish);
+    // 'close' follows 'finish' on every response (and alone when the connection is cut): one listener.
     res.on('close', finish);
     next();
   };
