@@ -1,15 +1,142 @@
-// Load benchmark (autocannon): shows that a request's cost does not grow with the number of stored
-// objects. Seeds a small and a large account, then measures reads, pages and writes on each.
-// Run with `npm run bench` (builds first). Bounded: a few seconds per measurement, loopback only.
+// `npm run bench`: the sandbox side by side with express 5's hello-world and Prism's mock of
+// openapi/openapi.yaml (silent), each in its own process, in one run: autocannon (-c 50) after a
+// warm-up, the rounds interleaved (every target once per round, then the next round), CPU time per
+// request read from /proc/<pid>/stat. Then: GET at 1k and 100k stored customers, POST /customers with
+// --data at 1k and 1M, cold start of `node dist/cli.js` to the first 200 on health, idle RSS, RSS with
+// 100k customers, webhook deliveries per second. Prints a Markdown table and the ratios.
+//
+//   node scripts/bench.mjs [--check] [--quick]
+//     --check  exit 1 when a goal of issue 11 is missed (without it the goals are only reported)
+//     --quick  3-second runs, one round, smaller stores: a smoke run, not a measurement
+//   BENCH_SECONDS (10), BENCH_ROUNDS (2), BENCH_SIZES ("1000,100000"), BENCH_DATA_SIZES ("1000,1000000"),
+//   BENCH_WEBHOOKS (5000) override the defaults.
+// Linux only (CPU and RSS come from /proc). Bounded: about 4 minutes with the defaults, loopback only.
+import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, loadavg, cpus } from 'node:os';
+import { join, dirname } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { startSandbox } from '../dist/index.js';
-import { createCustomer } from '../dist/domain/customers/customers.js';
 
-const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
-const SIZES = (process.env.BENCH_SIZES ?? '1000,100000').split(',').map(Number);
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const argv = process.argv.slice(2);
+const CHECK = argv.includes('--check');
+const QUICK = argv.includes('--quick');
+/** Only the side-by-side GET/POST rows (a quick look while working on the hot path). */
+const HTTP_ONLY = argv.includes('--http-only');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 10));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 2));
+const SIZES = (process.env.BENCH_SIZES ?? (QUICK ? '1000,10000' : '1000,100000')).split(',').map(Number);
+const DATA_SIZES = (process.env.BENCH_DATA_SIZES ?? (QUICK ? '1000,10000' : '1000,1000000')).split(',').map(Number);
+const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? (QUICK ? 1000 : 5000));
+const CONNECTIONS = 50;
+const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-async function token(url) {
-  const res = await fetch(`${url}/oauth/token`, {
+/** The goals of issue 11 (`--check` fails when one is missed). */
+const GOALS = {
+  getVsPrism: 2,
+  getVsExpress: 1,
+  postVsGet: 0.7,
+  /** GET CPU per request at the largest size / at the smallest. */
+  getGrowth: 1.2,
+  /** POST with --data at the largest size / at the smallest: CPU per request and p99. */
+  dataGrowth: 1.2,
+  coldStartMs: 300,
+  idleRssMb: 80,
+  rss100kMb: 300,
+  webhooksPerSecond: 2000,
+};
+
+const log = (line) => process.stderr.write(`[bench] ${line}\n`);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** user + system CPU seconds of a process so far. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICK;
+}
+
+function rssMb(pid) {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  return Math.round(kb / 1024);
+}
+
+/** Start a child and resolve once it printed its first JSON line (or, for Prism, once it answers). */
+function child(name, command, args, { ready = 'json', port, env = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const fail = (why) => reject(new Error(`${name}: ${why}\n${err.slice(-2000)}`));
+    proc.on('exit', (code) => fail(`exited with ${code}`));
+    proc.stderr.on('data', (chunk) => { err += chunk; });
+    proc.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (ready === 'json' && out.includes('\n')) {
+        proc.removeAllListeners('exit');
+        resolve({ name, proc, pid: proc.pid, ...JSON.parse(out.slice(0, out.indexOf('\n'))) });
+      }
+    });
+    if (ready === 'http') {
+      void waitFor(`http://127.0.0.1:${port}/`, 120_000, () => true).then(() => {
+        proc.removeAllListeners('exit');
+        resolve({ name, proc, pid: proc.pid, port });
+      }, (error) => fail(error.message));
+    }
+  });
+}
+
+/** Poll a URL until `good(status)`; resolves with the milliseconds it took. */
+async function waitFor(url, timeoutMs, good = (status) => status === 200) {
+  const started = performance.now();
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (good(res.status)) return performance.now() - started;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - started > timeoutMs) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+    await sleep(2);
+  }
+}
+
+function stop(target) {
+  return new Promise((resolve) => {
+    if (target.proc.exitCode !== null) return resolve();
+    target.proc.on('exit', resolve);
+    target.proc.kill('SIGTERM');
+    setTimeout(() => target.proc.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+function cannon(options, seconds = SECONDS) {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: CONNECTIONS, duration: seconds, ...options }, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+/** One autocannon run against a target: req/s, p99, CPU us per request of the target's process. */
+async function measure(target, options, seconds = SECONDS) {
+  const before = cpuSeconds(target.pid);
+  const result = await cannon(options, seconds);
+  const cpu = cpuSeconds(target.pid) - before;
+  const good = result['2xx'];
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    cpuUs: good ? (cpu * 1e6) / good : NaN,
+    bad: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+async function accessToken(port) {
+  const res = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
     method: 'POST',
     headers: { authorization: `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
     body: 'grant_type=client_credentials',
@@ -17,30 +144,218 @@ async function token(url) {
   return (await res.json()).access_token;
 }
 
-function run(url, options) {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, duration: DURATION, connections: 10, ...options }, (error, result) => (error ? reject(error) : resolve(result)));
-  });
+const CUSTOMER = JSON.stringify({ name: 'Bench Customer', email: 'bench@bench.test' });
+
+function sandboxCases(target, token) {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  return {
+    get: { url: `http://127.0.0.1:${target.port}/customers/${target.id}`, headers },
+    post: { url: `http://127.0.0.1:${target.port}/customers`, method: 'POST', headers, body: CUSTOMER },
+  };
 }
 
-const rows = [];
-for (const size of SIZES) {
-  const sandbox = await startSandbox({ port: 0, rateLimit: 0, logLevel: 'silent', seed: 'bench', realTimeTicks: false });
-  const account = sandbox.deps.store.account('ptn_default', 'production');
-  let someId;
-  for (let i = 0; i < size; i++) someId = createCustomer(sandbox.deps, account, { name: `Customer ${i}`, email: `c${i}@bench.test` }).id;
-  const headers = { authorization: `Bearer ${await token(sandbox.url)}`, 'content-type': 'application/json' };
-  const cases = {
-    'GET /customers/{id}': { url: `${sandbox.url}/customers/${someId}`, headers },
-    'GET /customers?limit=20': { url: `${sandbox.url}/customers?limit=20`, headers },
-    'POST /customers': { url: `${sandbox.url}/customers`, method: 'POST', headers, body: JSON.stringify({ name: 'Bench', email: 'bench@bench.test' }) },
-  };
-  // One second of warm-up so the first measured case does not pay for JIT compilation.
-  await run(cases['GET /customers/{id}'].url, { ...cases['GET /customers/{id}'], duration: 1 });
-  for (const [name, options] of Object.entries(cases)) {
-    const result = await run(options.url, options);
-    rows.push({ stored: size, request: name, 'req/s': Math.round(result.requests.average), 'p99 ms': result.latency.p99, errors: result.errors + result.non2xx });
-  }
-  await sandbox.close();
+const startSandbox = (customers, extra = []) =>
+  child(`sandbox (${customers} customers)`, process.execPath, ['--expose-gc', 'scripts/bench/sandbox.mjs', '--customers', String(customers), ...extra]);
+
+// ---------------------------------------------------------------------------------------------
+
+const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+const spread = (values) => (values.length > 1 ? `${fmt(Math.min(...values))}-${fmt(Math.max(...values))}` : fmt(values[0]));
+const fmt = (n) => (Number.isFinite(n) ? (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n))) : '-');
+const results = new Map();
+function keep(key, value) {
+  if (!results.has(key)) results.set(key, []);
+  results.get(key).push(value);
 }
-console.table(rows);
+
+const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+log(`${cpus().length} cores, load ${load()}; ${SECONDS} s per run, ${ROUNDS} round(s), -c ${CONNECTIONS}`);
+const loadBefore = load();
+
+// 1. Side by side: express, Prism, the sandbox at each stored size.
+const express = await child('express', process.execPath, ['scripts/bench/hello-express.mjs', '0']);
+const prismPort = 4900 + Math.floor(Math.random() * 90);
+const prism = await child('prism', process.execPath, [require.resolve('@stoplight/prism-cli/dist/index.js'), 'mock', 'openapi/openapi.yaml', '-p', String(prismPort), '-v', 'silent'], { ready: 'http', port: prismPort });
+const sandboxes = [];
+for (const size of SIZES) sandboxes.push(await startSandbox(size));
+const rss100k = sandboxes.map((s, i) => ({ size: SIZES[i], mb: rssMb(s.pid) }));
+
+const targets = [];
+targets.push({ key: 'express', target: express, cases: { get: { url: `http://127.0.0.1:${express.port}/` } } });
+// Prism checks that a security scheme's header is present, not the token: any bearer passes.
+const prismHeaders = { authorization: 'Bearer bench', 'content-type': 'application/json' };
+targets.push({ key: 'prism', target: prism, cases: {
+  get: { url: `http://127.0.0.1:${prismPort}/customers/cus_bench`, headers: prismHeaders },
+  post: { url: `http://127.0.0.1:${prismPort}/customers`, method: 'POST', headers: prismHeaders, body: CUSTOMER },
+} });
+for (const [i, sandbox] of sandboxes.entries()) {
+  const cases = sandboxCases(sandbox, await accessToken(sandbox.port));
+  // Writes only on the first store: the rows at other sizes are about reads staying flat.
+  targets.push({ key: `sandbox@${SIZES[i]}`, target: sandbox, cases: i === 0 ? cases : { get: cases.get } });
+}
+
+log('warm-up');
+for (const { target, cases } of targets) for (const options of Object.values(cases)) await cannon(options, QUICK ? 1 : 3);
+
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const kind of ['get', 'post']) {
+    for (const { key, target, cases } of targets) {
+      if (!cases[kind]) continue;
+      const m = await measure(target, cases[kind]);
+      log(`round ${round} ${kind} ${key}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms, ${Math.round(m.cpuUs)} us/req${m.bad ? `, ${m.bad} not 2xx` : ''}`);
+      keep(`${kind} ${key}`, m);
+    }
+  }
+}
+for (const t of targets) await stop(t.target);
+
+// 2. POST /customers with --data at each size (a new process each, its own file).
+for (const size of HTTP_ONLY ? [] : DATA_SIZES) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-data-'));
+  try {
+    log(`--data with ${size} customers: seeding`);
+    const sandbox = await startSandbox(size, ['--data', join(dir, 'sandbox.json')]);
+    const { post } = sandboxCases(sandbox, await accessToken(sandbox.port));
+    await cannon(post, QUICK ? 1 : 2);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const m = await measure(sandbox, post);
+      log(`round ${round} post --data@${size}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms, ${Math.round(m.cpuUs)} us/req${m.bad ? `, ${m.bad} not 2xx` : ''}`);
+      keep(`post data@${size}`, m);
+    }
+    await stop(sandbox);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// 3. Cold start to the first 200 on health, and idle RSS, of `node dist/cli.js`; bare node and Prism for scale.
+async function coldStart(name, args, url, good) {
+  const port = 4990 + Math.floor(Math.random() * 9);
+  const started = performance.now();
+  const proc = spawn(process.execPath, args(port), { cwd: ROOT, stdio: 'ignore' });
+  try {
+    await waitFor(url(port), 60_000, good);
+    const ms = performance.now() - started;
+    await sleep(1000);
+    return { ms, rss: rssMb(proc.pid) };
+  } finally {
+    await stop({ proc });
+  }
+}
+const STARTS = HTTP_ONLY ? 0 : QUICK ? 2 : 5;
+for (let i = 0; i < STARTS; i++) {
+  keep('start sandbox', await coldStart('sandbox', (p) => ['dist/cli.js', '--port', String(p), '--log-level', 'silent'], (p) => `http://127.0.0.1:${p}/_sandbox/health`));
+  keep('start node', await coldStart('node', (p) => ['-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${p})`], (p) => `http://127.0.0.1:${p}/`));
+}
+if (!HTTP_ONLY) keep('start prism', await coldStart('prism', (p) => [require.resolve('@stoplight/prism-cli/dist/index.js'), 'mock', 'openapi/openapi.yaml', '-p', String(p), '-v', 'silent'], (p) => `http://127.0.0.1:${p}/customers/cus_x`, () => true));
+
+// 4. Webhook deliveries per second: N customer_created events queued at once, delivered in order to a
+// loopback receiver that answers 200.
+async function webhooks(count) {
+  const received = [];
+  let done;
+  const all = new Promise((resolve) => { done = resolve; });
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => { body += chunk; });
+    req.on('end', () => {
+      res.end();
+      received.push(JSON.parse(body).entity_id);
+      if (received.length === count) done(performance.now());
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const sandbox = await startSandbox(0);
+  try {
+    const token = await accessToken(sandbox.port);
+    const res = await fetch(`http://127.0.0.1:${sandbox.port}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ endpoint_url: `http://127.0.0.1:${receiver.address().port}/hook`, topic: 'customer_created' }),
+    });
+    if (res.status !== 201) throw new Error(`subscribing answered ${res.status}: ${await res.text()}`);
+    const started = performance.now();
+    sandbox.proc.stdin.write(`${JSON.stringify({ fire: count })}\n`);
+    const timeout = sleep(120_000).then(() => { throw new Error(`${received.length} of ${count} deliveries in 120 s`); });
+    const ended = await Promise.race([all, timeout]);
+    // Strictly in order: the customers were made one after the other, so their ids are distinct and
+    // each delivery's entity must be new (a repeat or a gap would show as a count mismatch).
+    const inOrder = new Set(received).size === count;
+    return { perSecond: count / ((ended - started) / 1000), inOrder };
+  } finally {
+    sandbox.proc.stdin.end();
+    await stop(sandbox);
+    receiver.close();
+  }
+}
+for (let round = 1; round <= (HTTP_ONLY ? 0 : ROUNDS); round++) {
+  const w = await webhooks(WEBHOOKS);
+  log(`round ${round} webhooks: ${Math.round(w.perSecond)} deliveries/s${w.inOrder ? '' : ' (OUT OF ORDER)'}`);
+  keep('webhooks', w);
+}
+
+// ---------------------------------------------------------------------------------------------
+const rps = (key) => (results.get(key) ?? []).map((m) => m.rps);
+const cpu = (key) => (results.get(key) ?? []).map((m) => m.cpuUs);
+const p99 = (key) => (results.get(key) ?? []).map((m) => m.p99);
+const small = `sandbox@${SIZES[0]}`;
+const large = `sandbox@${SIZES.at(-1)}`;
+const ratios = {
+  getVsPrism: mean(rps(`get ${small}`)) / mean(rps('get prism')),
+  getVsExpress: mean(rps(`get ${small}`)) / mean(rps('get express')),
+  postVsGet: mean(rps(`post ${small}`)) / mean(rps(`get ${small}`)),
+  postVsPrism: mean(rps(`post ${small}`)) / mean(rps('post prism')),
+  getGrowth: mean(cpu(`get ${large}`)) / mean(cpu(`get ${small}`)),
+  dataGrowthCpu: mean(cpu(`post data@${DATA_SIZES.at(-1)}`)) / mean(cpu(`post data@${DATA_SIZES[0]}`)),
+  dataGrowthP99: mean(p99(`post data@${DATA_SIZES.at(-1)}`)) / mean(p99(`post data@${DATA_SIZES[0]}`)),
+};
+const starts = results.get('start sandbox');
+if (HTTP_ONLY) {
+  console.log(JSON.stringify({ ratios, rows: Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => [Math.round(m.rps), Math.round(m.cpuUs), m.p99])])) }, null, 1));
+  process.exit(0);
+}
+const coldMs = starts.map((s) => s.ms).sort((a, b) => a - b)[Math.floor(starts.length / 2)];
+const idleRss = Math.max(...starts.map((s) => s.rss));
+const largeRss = rss100k.at(-1);
+const hooks = results.get('webhooks');
+const hookRate = mean(hooks.map((w) => w.perSecond));
+
+const lines = [];
+const row = (...cells) => lines.push(`| ${cells.join(' | ')} |`);
+row('target', 'GET /customers/{id} req/s', 'GET CPU us/req', 'POST /customers req/s', 'POST CPU us/req', 'p99 GET / POST ms');
+row('---', '---', '---', '---', '---', '---');
+for (const { key } of targets) {
+  const label = key === 'express' ? 'express 5 hello-world (GET /)' : key === 'prism' ? 'Prism 5.14 mock, silent' : `billing-sandbox, ${key.split('@')[1]} stored customers`;
+  row(label, spread(rps(`get ${key}`)), spread(cpu(`get ${key}`)), results.has(`post ${key}`) ? spread(rps(`post ${key}`)) : '-',
+    results.has(`post ${key}`) ? spread(cpu(`post ${key}`)) : '-', `${spread(p99(`get ${key}`))} / ${results.has(`post ${key}`) ? spread(p99(`post ${key}`)) : '-'}`);
+}
+for (const size of DATA_SIZES) {
+  row(`billing-sandbox --data, ${size} stored customers`, '-', '-', spread(rps(`post data@${size}`)), spread(cpu(`post data@${size}`)), `- / ${spread(p99(`post data@${size}`))}`);
+}
+lines.push('');
+const verdict = (ok) => (ok ? 'met' : '**missed**');
+const goals = [
+  ['GET sandbox / Prism', ratios.getVsPrism.toFixed(2), `>= ${GOALS.getVsPrism}`, ratios.getVsPrism >= GOALS.getVsPrism],
+  ['GET sandbox / express hello-world', ratios.getVsExpress.toFixed(2), `>= ${GOALS.getVsExpress}`, ratios.getVsExpress >= GOALS.getVsExpress],
+  ['POST / GET (sandbox)', ratios.postVsGet.toFixed(2), `>= ${GOALS.postVsGet}`, ratios.postVsGet >= GOALS.postVsGet],
+  ['POST sandbox / Prism', ratios.postVsPrism.toFixed(2), '(reported)', true],
+  [`GET CPU/req at ${SIZES.at(-1)} / at ${SIZES[0]} stored`, ratios.getGrowth.toFixed(2), `<= ${GOALS.getGrowth}`, ratios.getGrowth <= GOALS.getGrowth],
+  [`POST --data CPU/req at ${DATA_SIZES.at(-1)} / at ${DATA_SIZES[0]}`, ratios.dataGrowthCpu.toFixed(2), `<= ${GOALS.dataGrowth}`, ratios.dataGrowthCpu <= GOALS.dataGrowth],
+  [`POST --data p99 at ${DATA_SIZES.at(-1)} / at ${DATA_SIZES[0]}`, ratios.dataGrowthP99.toFixed(2), `<= ${GOALS.dataGrowth}`, ratios.dataGrowthP99 <= GOALS.dataGrowth],
+  ['cold start, `node dist/cli.js` to first 200 on health (median)', `${Math.round(coldMs)} ms (${spread(starts.map((s) => s.ms))}; bare node ${spread(results.get('start node').map((s) => s.ms))}, Prism ${fmt(results.get('start prism')[0].ms)})`, `<= ${GOALS.coldStartMs} ms`, coldMs <= GOALS.coldStartMs],
+  ['idle RSS after start', `${idleRss} MB`, `<= ${GOALS.idleRssMb} MB`, idleRss <= GOALS.idleRssMb],
+  [`RSS with ${largeRss.size} customers`, `${largeRss.mb} MB`, `<= ${GOALS.rss100kMb} MB`, largeRss.size < 100_000 || largeRss.mb <= GOALS.rss100kMb],
+  [`webhook deliveries/s (${WEBHOOKS} queued, in order)`, `${Math.round(hookRate)} (${spread(hooks.map((w) => w.perSecond))})`, `>= ${GOALS.webhooksPerSecond}`, hookRate >= GOALS.webhooksPerSecond && hooks.every((w) => w.inOrder)],
+];
+row('measure', 'value', 'goal', 'verdict');
+row('---', '---', '---', '---');
+for (const [name, value, goal, ok] of goals) row(name, value, goal, verdict(ok));
+lines.push('', `${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${cpus().length} cores, load average ${loadBefore} before and ${load()} after; ${SECONDS} s per run, ${ROUNDS} interleaved round(s), autocannon -c ${CONNECTIONS}.`);
+console.log(lines.join('\n'));
+
+const missed = goals.filter((g) => !g[3]);
+if (CHECK && missed.length) {
+  log(`missed: ${missed.map((g) => g[0]).join('; ')}`);
+  process.exit(1);
+}
+process.exit(0);

@@ -30,6 +30,7 @@ import { payablesFeature } from './domain/bills/payables-feature.js';
 import { scenariosFeature } from './scenarios/feature.js';
 import { journalFeature } from './journal/feature.js';
 import { fixturesFeature, loadStartFixtures } from './fixtures/feature.js';
+import { journalMiddleware } from './journal/feature.js';
 import { webhooksFeature } from './webhooks/handlers.js';
 import { invoicesFeature } from './domain/invoices/feature.js';
 import { paymentMethodsFeature } from './domain/payment-methods/feature.js';
@@ -118,7 +119,8 @@ export function createApp(deps: Deps): SandboxApp {
   app.set('query parser', 'simple');
   // One access line per request (pino-http): method, path, status, ms, account, operation; never
   // headers or bodies, so no secret reaches the log.
-  app.use(accessLog(deps.log));
+  const accessLine = accessLog(deps.log);
+  app.use(accessLine);
 
   const apiDoc = loadDocument('openapi');
   const controlDoc = loadDocument('control-plane');
@@ -126,14 +128,22 @@ export function createApp(deps: Deps): SandboxApp {
   documentRoutes(app);
   landingRoute(app, deps, FEATURES);
 
-  app.use(durableAnswers(deps.store, deps.log));
-  app.use(checkoutCors(isCheckoutPath));
-  app.use(wellFormedUrl(deps));
-  // Not on the token endpoint: its request is a form, and a JSON body there (even a malformed one)
-  // is refused with 415 once the client's credentials are checked, never read.
-  app.use(express.json({ limit: LIMITS.jsonBodyBytes, type: (req) => !isTokenPath((req as Request).path) && Boolean((req as Request).is(['application/json', 'application/*+json'])) }));
-  app.use(express.urlencoded({ extended: false, limit: LIMITS.formBodyBytes }));
-  app.use(express.text({ limit: LIMITS.formBodyBytes, type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }));
+  // What every partner API request runs, in this order, before the journal and the router: held
+  // answers under --data, CORS on the checkout surface, a URL every decoder can read, then the body
+  // (parsed only when there is one).
+  const apiSteps: Middleware[] = [
+    durableAnswers(deps.store, deps.log),
+    checkoutCors(isCheckoutPath),
+    wellFormedUrl(deps),
+    bodyParsers([
+      // Not on the token endpoint: its request is a form, and a JSON body there (even a malformed one)
+      // is refused with 415 once the client's credentials are checked, never read.
+      express.json({ limit: LIMITS.jsonBodyBytes, type: (req) => !isTokenPath((req as Request).path) && Boolean((req as Request).is(['application/json', 'application/*+json'])) }),
+      express.urlencoded({ extended: false, limit: LIMITS.formBodyBytes }),
+      express.text({ limit: LIMITS.formBodyBytes, type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }),
+    ]),
+  ];
+  app.use(...apiSteps);
 
   const collect = (pick: (f: Feature) => Record<string, unknown> | undefined) =>
     Object.assign({}, ...FEATURES.map((f) => pick(f) ?? {}));
@@ -169,12 +179,71 @@ export function createApp(deps: Deps): SandboxApp {
     await control.handle(req, res, res.locals.controlPrincipal.environment, req.originalUrl.split('?')[0]);
   }));
   for (const feature of FEATURES) feature.routes?.(app, deps);
-  app.use(asyncMiddleware(async (req, res) => {
+  const apiRoute = asyncMiddleware(async (req, res) => {
     const { demo, rest } = apiPath(req.path);
     await api.handle(req, res, demo ? 'demo' : 'production', rest);
-  }));
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => send(res, bodyErrorReply(error, deps, req)));
+  });
+  const errorHandler = (error: unknown, req: Request, res: Response, _next: NextFunction) => send(res, bodyErrorReply(error, deps, req));
+  app.use(apiRoute);
+  app.use(errorHandler);
+
+  // The partner API's own lane: a request for an API path (not /, /_sandbox, /hosted or a served
+  // document) skips express's router, which would only walk the routes above to reach the same steps:
+  // the access line, apiSteps, the journal, the API router, the error handler. Express's request and
+  // response methods stay available (the prototypes are set as express sets them).
+  const journal = journalMiddleware(deps);
+  const apiLane: Middleware[] = [...apiSteps, journal, apiRoute];
+  // app.handle is where express enters its router (express 5's application.js); its types do not declare it.
+  const core = app as unknown as { handle(req: Request, res: Response, callback?: NextFunction): void };
+  const expressHandle = core.handle.bind(app);
+  core.handle = (req: Request, res: Response, callback?: NextFunction) => {
+    if (callback || !isApiRequest(req.url)) return expressHandle(req, res, callback);
+    req.res = res;
+    res.req = req;
+    Object.setPrototypeOf(req, app.request);
+    Object.setPrototypeOf(res, app.response);
+    res.locals ??= Object.create(null);
+    req.originalUrl = req.url;
+    req.baseUrl = '';
+    req.params = {};
+    if (deps.log.level !== 'silent') accessLine(req, res, () => undefined);
+    runSteps(apiLane, req, res, (error) => errorHandler(error, req, res, () => undefined));
+  };
   return app;
+}
+
+type Middleware = (req: Request, res: Response, next: NextFunction) => void;
+
+/** Paths express's routes answer (the landing page, the control plane, hosted pages, the served documents). */
+const EXPRESS_PATHS = /^\/(?:[?#]|$|_sandbox(?:[/?#]|$)|hosted\/|openapi\.(?:yaml|json)\/?(?:[?#]|$))/i;
+
+function isApiRequest(url: string): boolean {
+  return !EXPRESS_PATHS.test(url);
+}
+
+/** Run middleware in order; an error (passed on or thrown) goes to `fail` and stops the rest. */
+function runSteps(steps: Middleware[], req: Request, res: Response, fail: (error: unknown) => void): void {
+  let at = 0;
+  const next: NextFunction = (error?: unknown) => {
+    if (error !== undefined && error !== null && error !== 'route' && error !== 'router') return fail(error);
+    const step = steps[at++];
+    if (!step) return;
+    try {
+      step(req, res, next);
+    } catch (thrown) {
+      fail(thrown);
+    }
+  };
+  next();
+}
+
+/** The body parsers, run only when the request has a body (a GET never pays for them). */
+function bodyParsers(parsers: Middleware[]): Middleware {
+  return (req, res, next) => {
+    // type-is's hasBody: an empty body with a Content-Length is still a body (JSON's reads as {}).
+    if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) return next();
+    runSteps([...parsers, () => next()], req, res, next);
+  };
 }
 
 export function defaultPrincipal(environment: Environment): Principal {

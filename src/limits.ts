@@ -105,6 +105,11 @@ export const LIMITS = {
   idempotencyKeysPerAccount: 10_000,
   /** Scenario documents loaded through the control plane per account. Beyond: 422 limit_reached. */
   scenariosPerAccount: 100,
+  /**
+   * Verified access and checkout tokens remembered (signature and claims checked once per token, its
+   * expiry and revocation on every use). Beyond: the oldest is forgotten and verified again when used.
+   */
+  verifiedTokens: 10_000,
   /** The rate limit's window; a key idle for longer has its bucket dropped. */
   rateLimitWindowMs: 1000,
 } as const;

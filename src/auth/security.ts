@@ -8,7 +8,7 @@ import type { Deps } from '../deps.js';
 import { ApiError, Errors } from '../http/errors.js';
 import type { Principal } from '../http/context.js';
 import type { RequestState, SecurityHandler } from '../http/router.js';
-import { assertCurrentGeneration, scopeAllows, scopeClaim, type AccessClaims } from './tokens.js';
+import { ACCESS_AUDIENCE, assertCurrentGeneration, scopeAllows, scopeClaim, type AccessClaims } from './tokens.js';
 import { parseBasic } from './partners.js';
 
 export const CHECKOUT_AUDIENCE = 'checkout';
@@ -32,10 +32,17 @@ function bearer(state: RequestState): string {
 
 /**
  * A token's claims, checked in real time, naming a partner that exists, and not expired by
- * POST /_sandbox/tokens/expire on the account it names.
+ * POST /_sandbox/tokens/expire on the account it names. A token verified before (TokenSigner's
+ * cache) is answered synchronously: the common request pays for no promise.
  */
-async function verifiedClaims<T extends { partner_id: string; environment: string; gen?: number }>(deps: Deps, verify: (now: Date) => Promise<T>): Promise<T> {
-  const claims = await verify(new Date(deps.realNow()));
+function verifiedClaims<T extends { partner_id: string; environment: string; gen?: number }>(deps: Deps, token: string, audience: string): T | Promise<T> {
+  const now = new Date(deps.realNow());
+  const cached = deps.tokens.cached<T>(token, audience, now);
+  if (cached) return admitted(deps, cached);
+  return deps.tokens.verifyFor<T>(token, audience, now).then((claims) => admitted(deps, claims));
+}
+
+function admitted<T extends { partner_id: string; environment: string; gen?: number }>(deps: Deps, claims: T): T {
   if (typeof claims.partner_id !== 'string' || !Object.hasOwn(deps.store.data.partners, claims.partner_id)
     || (claims.environment !== 'production' && claims.environment !== 'demo')) {
     throw new ApiError(Errors.unauthorized, { message: 'The access token is invalid.' });
@@ -45,8 +52,8 @@ async function verifiedClaims<T extends { partner_id: string; environment: strin
 }
 
 /** An API access token's claims (also how the control plane learns which account a call acts on). */
-export function verifiedAccessClaims(deps: Deps, token: string): Promise<AccessClaims> {
-  return verifiedClaims(deps, (now) => deps.tokens.verifyAccess(token, now));
+export async function verifiedAccessClaims(deps: Deps, token: string): Promise<AccessClaims> {
+  return verifiedClaims<AccessClaims>(deps, token, ACCESS_AUDIENCE);
 }
 
 /** Checks shared by both kinds of token: issued in this environment, by a live key, within its rate. */
@@ -60,16 +67,23 @@ function admitIssuer(deps: Deps, claims: { environment: string; client_id: strin
   deps.rateLimiter.take(claims.client_id, deps.partners.rateLimitFor(claims.partner_id, deps.config.rateLimit));
 }
 
+/** The scopes each operation requires, read from the document once per operation. */
+const scopesOf = new WeakMap<object, string[]>();
+
 export function accessTokenSecurity(deps: Deps): SecurityHandler {
-  return async (c: Context, state: RequestState): Promise<Principal> => {
-    const claims = await verifiedAccessClaims(deps, bearer(state));
+  const admit = (c: Context, state: RequestState, claims: AccessClaims): Principal => {
     admitIssuer(deps, claims, state, 'token');
-    const required = (c.operation.security ?? []).flatMap((requirement) => requirement.oauth2 ?? []);
-    const missing = required.filter((scope) => !scopeAllows(claims.scope, scope));
+    let required = scopesOf.get(c.operation);
+    if (!required) scopesOf.set(c.operation, (required = (c.operation.security ?? []).flatMap((requirement) => requirement.oauth2 ?? [])));
+    const missing = required.length === 0 ? required : required.filter((scope) => !scopeAllows(claims.scope, scope));
     if (missing.length) {
       throw new ApiError(Errors.forbidden, { message: `This operation needs the scope ${missing.join(', ')}.` });
     }
     return principalFrom(claims);
+  };
+  return (c: Context, state: RequestState) => {
+    const claims = verifiedClaims<AccessClaims>(deps, bearer(state), ACCESS_AUDIENCE);
+    return claims instanceof Promise ? claims.then((verified) => admit(c, state, verified)) : admit(c, state, claims);
   };
 }
 
@@ -78,9 +92,7 @@ function principalFrom(claims: AccessClaims): Principal {
 }
 
 export function checkoutTokenSecurity(deps: Deps): SecurityHandler {
-  return async (_c: Context, state: RequestState): Promise<Principal> => {
-    const token = bearer(state);
-    const claims = await verifiedClaims(deps, (now) => deps.tokens.verifyFor<CheckoutClaims>(token, CHECKOUT_AUDIENCE, now));
+  const admit = (state: RequestState, claims: CheckoutClaims): Principal => {
     admitIssuer(deps, claims, state, 'checkout token');
     return {
       kind: 'checkout',
@@ -91,6 +103,10 @@ export function checkoutTokenSecurity(deps: Deps): SecurityHandler {
       customer_id: claims.customer_id,
       invoice_id: claims.invoice_id,
     };
+  };
+  return (_c: Context, state: RequestState) => {
+    const claims = verifiedClaims<CheckoutClaims>(deps, bearer(state), CHECKOUT_AUDIENCE);
+    return claims instanceof Promise ? claims.then((verified) => admit(state, verified)) : admit(state, claims);
   };
 }
 

@@ -8,11 +8,12 @@ import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Environment } from '../config.js';
 import { ApiError, Errors } from '../http/errors.js';
 import type { Account } from '../store/store.js';
+import { LIMITS } from '../limits.js';
 
 /** `expires_in` of access tokens and the life of checkout tokens, in real seconds (--token-ttl changes it). */
 export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 const ISSUER = 'billing-sandbox';
-const ACCESS_AUDIENCE = 'partner-api';
+export const ACCESS_AUDIENCE = 'partner-api';
 
 export interface AccessClaims {
   partner_id: string;
@@ -24,9 +25,24 @@ export interface AccessClaims {
   gen?: number;
 }
 
+/** A verified token's claims and the times that bound it (jose's rules: valid while exp > now >= nbf, in seconds). */
+interface Verified {
+  claims: Readonly<Record<string, unknown>>;
+  exp?: number;
+  nbf?: number;
+}
+
 export class TokenSigner {
   // A KeyObject made once: jose would otherwise import raw key bytes again on every sign and verify.
   private readonly key: KeyObject;
+  /**
+   * Tokens whose signature and claims were verified, keyed by audience and token text, so a client
+   * reusing its token (every request) is not verified again: the signature cannot change, and expiry
+   * is checked against the cached exp on every use. Revocation (key revoked, tokens expired through
+   * the control plane) is checked by the caller on every request, never cached. Bounded by
+   * LIMITS.verifiedTokens: beyond it the oldest entry goes (Map keeps insertion order).
+   */
+  private readonly verified = new Map<string, Verified>();
 
   /** @param ttlSeconds how long the tokens it signs live, in real seconds. */
   constructor(secret: string, readonly ttlSeconds: number = DEFAULT_TOKEN_TTL_SECONDS) {
@@ -58,15 +74,36 @@ export class TokenSigner {
       .sign(this.key);
   }
 
-  /** Claims of a token for `audience`, checked at `now` (real time); any failure is a 401. */
+  /** Claims of a token for `audience` verified before and still within its times at `now`; undefined otherwise. */
+  cached<T>(token: string, audience: string, now: Date): T | undefined {
+    const hit = this.verified.get(`${audience} ${token}`);
+    if (!hit) return undefined;
+    const seconds = Math.floor(now.getTime() / 1000);
+    if ((hit.exp !== undefined && hit.exp <= seconds) || (hit.nbf !== undefined && hit.nbf > seconds)) return undefined;
+    return hit.claims as T;
+  }
+
+  /** Claims of a token for `audience`, checked at `now` (real time); any failure is a 401. The claims are shared: read only. */
   async verifyFor<T>(token: string, audience: string, now: Date): Promise<T> {
+    const hit = this.cached<T>(token, audience, now);
+    if (hit) return hit;
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, audience, currentDate: now });
+      this.remember(`${audience} ${token}`, payload);
       return payload as T;
     } catch (error) {
       const expired = error instanceof joseErrors.JWTExpired;
       throw new ApiError(Errors.unauthorized, { message: expired ? 'The access token has expired.' : 'The access token is invalid.' });
     }
+  }
+
+  private remember(key: string, payload: Record<string, unknown>): void {
+    if (this.verified.size >= LIMITS.verifiedTokens) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(key, {
+      claims: Object.freeze(payload),
+      exp: typeof payload.exp === 'number' ? payload.exp : undefined,
+      nbf: typeof payload.nbf === 'number' ? payload.nbf : undefined,
+    });
   }
 
   /** Unverified claims, only to find which account a token names (the journal, the control plane). */

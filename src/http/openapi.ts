@@ -1,11 +1,12 @@
 // Owns the OpenAPI documents: loading them, building openapi-backend instances with a JSON Schema
 // 2020-12 validator (the documents are OpenAPI 3.1.1), and turning Ajv errors into validation_errors.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorObject } from 'ajv';
-import { OpenAPIBackend, type Document, type Operation, type Request } from 'openapi-backend';
+import { OpenAPIBackend, type Document } from 'openapi-backend';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -30,7 +31,7 @@ export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument 
   let loaded = cache.get(name);
   if (!loaded) {
     const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
-    const document = parseYaml(text) as Document;
+    const document = (cachedParse(name, text) ?? parseYaml(text)) as Document;
     const bundled = bundleExternalRefs(document);
     // Written out only when asked for (serving it): start-up does not pay for it.
     let bundledText: string | undefined;
@@ -45,6 +46,16 @@ export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument 
     cache.set(name, loaded);
   }
   return loaded;
+}
+
+/** The build's parsed copy (scripts/cache-documents.mjs) when it was made from exactly this YAML text. */
+function cachedParse(name: string, text: string): unknown {
+  try {
+    const cached = JSON.parse(readFileSync(new URL(`../openapi/${name}.json`, import.meta.url), 'utf8')) as { sha256?: string; document?: unknown };
+    return cached.sha256 === createHash('sha256').update(text).digest('hex') ? cached.document : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Inline `./other.yaml#/components/schemas/X` refs as local ones (in place); true when any was found. */
@@ -141,47 +152,7 @@ export function createBackend(document: Document): OpenAPIBackend {
   // In quick mode with a document object, init() does its work synchronously.
   void api.init();
   if (!api.initialized) throw new Error('openapi-backend did not initialise synchronously');
-  precompileRoutes(api);
   return api;
-}
-
-type RouterInternals = {
-  getOperations(): Operation[];
-  matchOperation(req: Request, strict?: boolean): Operation | undefined;
-  normalizeRequest(req: Request): Request;
-  normalizePath(path: string): string;
-  isUnderApiRoot(path: string): boolean;
-};
-
-/**
- * openapi-backend's router flattens the whole document and compiles a regular expression per
- * operation on every match (twice per request here). The document never changes at run time, so
- * the operations and their patterns are computed once; the matching rules stay the library's:
- * an exact path first, then templates by literal length, 404 for no path and 405 for no method.
- */
-function precompileRoutes(api: OpenAPIBackend): void {
-  const router = api.router as unknown as RouterInternals;
-  const operations = router.getOperations();
-  router.getOperations = () => operations;
-  const templates = operations
-    .map((operation) => ({
-      operation,
-      pattern: new RegExp(`^${operation.path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
-      literalLength: operation.path.replace(/\{.*?\}/g, '').length,
-    }))
-    .sort((a, b) => b.literalLength - a.literalLength);
-  const fallback = router.matchOperation.bind(router);
-  router.matchOperation = (req: Request, strict?: boolean) => {
-    const normalized = router.normalizeRequest(req);
-    if (!router.isUnderApiRoot(normalized.path)) return fallback(req, strict);
-    const path = router.normalizePath(normalized.path);
-    const exact = operations.find((o) => o.path === path && o.method === normalized.method);
-    if (exact) return exact;
-    const matches = templates.filter((t) => t.pattern.test(path));
-    const found = matches.find((t) => t.operation.method === normalized.method)?.operation;
-    if (!found && strict) throw Error(matches.length ? '405-methodNotAllowed: this method is not registered for the route' : '404-notFound: no route matches request');
-    return found;
-  };
 }
 
 const LOCATIONS = new Set(['requestBody', 'query', 'path', 'header', 'cookie']);

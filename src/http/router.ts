@@ -1,7 +1,12 @@
-// Owns the path from an express request to a handler through openapi-backend: route by operationId,
-// authenticate, validate, run the handler, answer HttpError on any failure, and (when configured)
-// check the answer against the document. Used by the partner API and the control plane alike.
+// Owns the path from a request to a handler: one match against a matcher compiled once from the
+// document, authenticate, validate with the operation's Ajv validators (openapi-backend's, compiled
+// once per operation from the document: the document stays the one source of validation), run the
+// handler, answer HttpError on any failure, and (when configured) check the answer against the
+// document. Used by the partner API and the control plane alike. openapi-backend's own per-request
+// pipeline (handleRequest) is not used: it parsed and normalised each request three times.
 import type { NextFunction, Request, Response } from 'express';
+import { parse as parseQuery } from 'node:querystring';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
 import type { Environment } from '../config.js';
 import type { Deps } from '../deps.js';
@@ -10,6 +15,7 @@ import { ApiError, Errors } from './errors.js';
 import { linkOrigin, type Handler, type HandlerContext, type Principal, type Reply } from './context.js';
 import { validationErrors } from './openapi.js';
 import type { ResponseChecker } from './response-check.js';
+import { RouteMatcher } from './route-match.js';
 
 /** What a request carries through openapi-backend to the security handlers and the handler. */
 export interface RequestState {
@@ -20,7 +26,8 @@ export interface RequestState {
   account?: Account;
 }
 
-export type SecurityHandler = (c: Context, state: RequestState) => Promise<Principal | true>;
+/** A security scheme's check: the principal (or true: passed, no principal), synchronously when it can; throws or rejects to refuse. */
+export type SecurityHandler = (c: Context, state: RequestState) => Principal | true | Promise<Principal | true>;
 
 /** A service name: work every request waits for first (fixtures reloading after a full reset). */
 export const PENDING_WORK = 'pendingWork';
@@ -40,35 +47,31 @@ export interface OperationRouterOptions {
   responseChecker?: ResponseChecker;
 }
 
+/** What one operation needs per request, worked out from the document on its first request. */
+interface OperationPlan {
+  operation: Operation;
+  /** openapi-backend's Ajv validators for the operation (compiled once, through its public API). */
+  validators: ValidateFunction[];
+  /** Declared query parameters that need more than a string: JSON content, explode: false, arrays. */
+  queryParams: Map<string, { json: boolean; explodeFalse: boolean; style?: string; array: boolean }>;
+  /** The request body's only media type is JSON: a body that is not JSON is a parse error. */
+  onlyJson: boolean;
+  /** The security requirements (alternatives) and every scheme they name, once each. */
+  security: Array<Record<string, string[]>>;
+  schemes: string[];
+  handler: Handler | undefined;
+}
+
+type SecurityResult = { error?: unknown; ok: boolean };
+const PASSED: SecurityResult = Object.freeze({ ok: true });
+const REFUSED: SecurityResult = Object.freeze({ ok: false });
+
 export class OperationRouter {
+  private readonly matcher: RouteMatcher;
+  private readonly plans = new Map<Operation, OperationPlan>();
+
   constructor(private readonly options: OperationRouterOptions) {
-    const { backend, handlers, security } = options;
-    for (const [name, check] of Object.entries(security)) {
-      backend.registerSecurityHandler(name, async (c: Context, state: RequestState) => {
-        const principal = await check(c, state);
-        if (principal !== true) {
-          state.principal = principal;
-          state.account = options.deps.store.account(principal.partner_id, principal.environment);
-          state.res.locals.account = state.account;
-        }
-        return true;
-      });
-    }
-    backend.register({
-      notFound: () => { throw new ApiError(Errors.routeNotFound); },
-      methodNotAllowed: () => { throw new ApiError(Errors.routeNotFound); },
-      unauthorizedHandler: (c: Context) => { throw firstSecurityError(c); },
-      validationFail: (c: Context) => {
-        throw new ApiError(Errors.validation, { validation_errors: validationErrors(c.validation.errors) });
-      },
-      // Through the interceptors too, so Prefer: code=NNN and scenario rules also answer for operations not built yet.
-      notImplemented: (c: Context, state: RequestState) => this.run(() => {
-        throw new ApiError(Errors.notImplemented, { message: `${c.operation.operationId} is not implemented by the sandbox yet.` });
-      }, c, state),
-    });
-    for (const [operationId, handler] of Object.entries(handlers)) {
-      backend.register(operationId, (c: Context, state: RequestState) => this.run(handler, c, state));
-    }
+    this.matcher = new RouteMatcher(options.backend.getOperations());
   }
 
   backendFor(): OpenAPIBackend {
@@ -83,24 +86,27 @@ export class OperationRouter {
   }
 
   operationFor(method: string, path: string): Operation | undefined {
-    return this.options.backend.matchOperation({ method, path, headers: {} }) || undefined;
+    const found = this.matcher.match(method, path);
+    return typeof found === 'number' ? undefined : found.operation;
   }
 
-  /** Express middleware for requests whose `path` (prefix stripped) belongs to this document. */
+  /**
+   * Answer a request whose `path` (prefix stripped) belongs to this document: one route match,
+   * security, validation with the operation's precompiled validators, interceptors, the handler, and
+   * (when configured) the check of the answer against the document. Every failure is an HttpError.
+   */
   async handle(req: Request, res: Response, environment: Environment, path: string): Promise<void> {
-    const { deps, backend } = this.options;
+    const { deps } = this.options;
     const pending = deps.services.get(PENDING_WORK) as Promise<unknown> | undefined;
     if (pending) await pending;
-    const state: RequestState = { environment, req, res };
-    const operation = this.operationFor(req.method, path);
+    const found = this.matcher.match(req.method, path);
+    const operation = typeof found === 'number' ? undefined : found.operation;
     res.locals.operationId = operation?.operationId ?? null;
     res.locals.environment = environment;
     let reply: Reply;
     try {
-      reply = await backend.handleRequest(
-        { method: req.method, path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string>, body: req.body },
-        state,
-      );
+      if (typeof found === 'number') throw new ApiError(Errors.routeNotFound);
+      reply = await this.answer(this.plan(found.operation), found.params, { environment, req, res });
     } catch (error) {
       reply = errorReply(error, deps, req);
     }
@@ -112,35 +118,166 @@ export class OperationRouter {
     send(res, reply);
   }
 
-  private async run(handler: Handler, c: Context, state: RequestState): Promise<Reply> {
+  private plan(operation: Operation): OperationPlan {
+    let plan = this.plans.get(operation);
+    if (plan) return plan;
+    const parameters = (operation.parameters ?? []) as Array<Record<string, any>>;
+    const queryParams: OperationPlan['queryParams'] = new Map();
+    for (const p of parameters) {
+      if ('$ref' in p || p.in !== 'query') continue;
+      const json = Boolean(p.content?.['application/json']);
+      const array = p.schema?.type === 'array';
+      if (json || p.explode === false || array) queryParams.set(p.name, { json, explodeFalse: p.explode === false, style: p.style, array });
+    }
+    const content = (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content ?? {};
+    const media = Object.keys(content);
+    const security = (operation.security ?? []) as Array<Record<string, string[]>>;
+    plan = {
+      operation,
+      validators: this.options.backend.validator.getRequestValidatorsForOperation(operation.operationId as string) ?? [],
+      queryParams,
+      onlyJson: media.length === 1 && media[0] === 'application/json',
+      security,
+      schemes: [...new Set(security.flatMap((requirement) => Object.keys(requirement)))],
+      handler: this.options.handlers[operation.operationId as string],
+    };
+    this.plans.set(operation, plan);
+    return plan;
+  }
+
+  private async answer(plan: OperationPlan, params: Record<string, string>, state: RequestState): Promise<Reply> {
+    const { operation } = plan;
+    const { req } = state;
+    // Security first (as the document's order of checks: 401/403 before 400), every scheme once.
+    if (plan.security.length) {
+      const results = new Map<string, SecurityResult>();
+      for (const name of plan.schemes) {
+        const result = this.runScheme(name, operation, state);
+        results.set(name, result instanceof Promise ? await result : result);
+      }
+      const authorized = plan.security.some((requirement) => Object.keys(requirement).every((name) => results.get(name)?.ok));
+      if (!authorized) throw firstSecurityError(results);
+    }
+    const input = this.validated(plan, params, req);
+    return this.run(plan, input, state);
+  }
+
+  /** One scheme's check; a promise only when the check answers one (a token not verified before). */
+  private runScheme(name: string, operation: Operation, state: RequestState): SecurityResult | Promise<SecurityResult> {
+    const check = this.options.security[name];
+    if (!check) return REFUSED;
+    const admit = (principal: Principal | true): SecurityResult => {
+      if (principal !== true) {
+        state.principal = principal;
+        state.account = this.options.deps.store.account(principal.partner_id, principal.environment);
+        state.res.locals.account = state.account;
+      }
+      return PASSED;
+    };
+    try {
+      const principal = check({ operation } as Context, state);
+      return principal instanceof Promise ? principal.then(admit, (error: unknown) => ({ ok: false, error })) : admit(principal);
+    } catch (error) {
+      return { ok: false, error };
+    }
+  }
+
+  /**
+   * The request's parameters and body checked against the operation's schemas, as openapi-backend
+   * reads them (query arrays, explode: false, JSON query content, a string body that is JSON), with
+   * query and path values coerced to their schema types. A 400 naming every bad field otherwise.
+   */
+  private validated(plan: OperationPlan, params: Record<string, string>, req: Request): { params: Record<string, string>; query: Record<string, unknown>; headers: Record<string, unknown>; body: unknown } {
+    const url = req.url;
+    const mark = url.indexOf('?');
+    const query = (mark < 0 ? {} : parseQuery(url.slice(mark + 1))) as Record<string, unknown>;
+    const errors: ErrorObject[] = [];
+    if (plan.queryParams.size) {
+      for (const [name, spec] of plan.queryParams) {
+        const raw = query[name];
+        if (!raw) continue;
+        if (spec.json) {
+          if (typeof raw === 'string') {
+            try {
+              query[name] = JSON.parse(raw);
+            } catch (error) {
+              errors.push({ keyword: 'parse', instancePath: `/query/${name}`, schemaPath: `#/parameters/${name}`, params: [], message: (error as Error).message } as unknown as ErrorObject);
+            }
+          }
+        } else if (spec.explodeFalse && !(Array.isArray(raw) && raw.length > 1)) {
+          const value = Array.isArray(raw) ? raw[0] : raw;
+          if (typeof value === 'string') {
+            let decoded = value.replace(/%2C/g, ',');
+            if (spec.style === 'spaceDelimited') decoded = decoded.replace(/ /g, ',').replace(/%20/g, ',');
+            if (spec.style === 'pipeDelimited') decoded = decoded.replace(/\|/g, ',').replace(/%7C/g, ',');
+            query[name] = decoded.split(',');
+          }
+        }
+        if (spec.array && typeof query[name] === 'string') query[name] = [query[name]];
+      }
+    }
+    // Not copied: the documents' header parameters are strings, which coercion leaves as they are.
+    const headers = req.headers as Record<string, unknown>;
+    let body: unknown = req.body;
+    if (body && typeof body !== 'object') {
+      try {
+        body = JSON.parse(String(body));
+      } catch {
+        // reported below when the operation takes only JSON
+      }
+    }
+    if (typeof req.body !== 'object' && req.body !== undefined && plan.onlyJson) {
+      try {
+        JSON.parse(String(req.body));
+      } catch (error) {
+        errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: [], message: (error as Error).message } as unknown as ErrorObject);
+      }
+    }
+    const parameters: Record<string, unknown> = { path: { ...params }, query, header: headers, cookie: {} };
+    const contentType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (typeof body === 'object' || contentType === 'application/json') parameters.requestBody = body;
+    for (const validate of plan.validators) {
+      if (!validate(parameters) && validate.errors) errors.push(...validate.errors);
+    }
+    if (errors.length) throw new ApiError(Errors.validation, { validation_errors: validationErrors(errors) });
+    return { params, query: parameters.query as Record<string, unknown>, headers, body };
+  }
+
+  private async run(plan: OperationPlan, input: ReturnType<OperationRouter['validated']>, state: RequestState): Promise<Reply> {
     const principal = state.principal ?? this.options.anonymous(state);
     const account = state.account ?? this.options.deps.store.account(principal.partner_id, principal.environment);
     state.res.locals.account = account;
+    const operationId = plan.operation.operationId as string;
     const ctx: HandlerContext = {
       deps: this.options.deps,
       account,
       principal,
-      operationId: c.operation.operationId as string,
-      params: c.request.params,
-      query: c.request.query,
-      body: c.request.requestBody,
-      headers: c.request.headers,
+      operationId,
+      params: input.params,
+      query: input.query,
+      body: input.body,
+      headers: input.headers as HandlerContext['headers'],
       req: state.req,
       res: state.res,
-      origin: linkOrigin(this.options.deps, state.req),
+      // Worked out only by the handlers that write links (it reads the Host header through express).
+      get origin() {
+        return linkOrigin(this.deps, this.req);
+      },
     };
     for (const intercept of this.options.interceptors) {
-      const early = await intercept(ctx, c.operation);
+      const answered = intercept(ctx, plan.operation);
+      const early = answered instanceof Promise ? await answered : answered;
       if (early) return early;
     }
-    return handler(ctx);
+    // Through the interceptors first, so Prefer: code=NNN and scenario rules also answer for operations not built yet.
+    if (!plan.handler) throw new ApiError(Errors.notImplemented, { message: `${operationId} is not implemented by the sandbox yet.` });
+    return plan.handler(ctx);
   }
 }
 
-function firstSecurityError(c: Context): ApiError {
-  for (const result of Object.values(c.security ?? {})) {
-    const error = (result as { error?: unknown } | undefined)?.error;
-    if (error instanceof ApiError) return error;
+function firstSecurityError(results: Map<string, SecurityResult>): ApiError {
+  for (const result of results.values()) {
+    if (result.error instanceof ApiError) return result.error;
   }
   return new ApiError(Errors.unauthorized);
 }
@@ -165,9 +302,24 @@ export function send(res: Response, reply: Reply): void {
   // A scenario's drop action already cut the connection: nothing is sent.
   if (res.headersSent || res.locals.dropped) return;
   res.locals.responseBody = reply.body;
-  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-  if (reply.body === undefined) res.status(reply.status).end();
-  else res.status(reply.status).json(reply.body);
+  let typed = false;
+  if (reply.headers) {
+    for (const name of Object.keys(reply.headers)) {
+      res.setHeader(name, reply.headers[name]);
+      if (name.toLowerCase() === 'content-type') typed = true;
+    }
+  }
+  res.statusCode = reply.status;
+  if (reply.body === undefined) return void res.end();
+  // A content type chosen by the reply (a scenario's headers) gets express's charset handling.
+  if (typed) return void res.json(reply.body);
+  // Serialised once, sent as is: no ETag (no answer of the API is cacheable), no second pass.
+  const text = JSON.stringify(reply.body);
+  // The journal keeps this text (redacted when read) rather than a copy of the body.
+  res.locals.responseText = text;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(res.req.method === 'HEAD' ? undefined : text);
 }
 
 /** Wrap an async express middleware so a rejection reaches the error handler. */

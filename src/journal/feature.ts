@@ -8,7 +8,8 @@ import { documentOperations } from '../http/openapi.js';
 import { TokenSigner } from '../auth/tokens.js';
 import { CHECKOUT_AUDIENCE } from '../auth/security.js';
 import type { Account } from '../store/store.js';
-import { Journal } from './journal.js';
+import { Journal, type CopiedRequest, type KeptResponse, type RawRequest } from './journal.js';
+import { LIMITS } from '../limits.js';
 import { partBudget, redact, redactHeaders } from './redact.js';
 
 export const JOURNAL = 'journal';
@@ -52,19 +53,48 @@ function accountFromBasic(deps: Deps, req: Request, environment: string): Accoun
   return deps.partners.accountNamedByBasic(req.headers.authorization, environment);
 }
 
+/** Bodies up to this size are kept as JSON text and redacted when read; larger ones are copied within budget now. */
+const RAW_BODY_BYTES = LIMITS.journalEntryBytes / 4;
+const RAW_NOTHING: KeptResponse = { kind: 'raw', bodyText: undefined };
+
+/**
+ * What the journal keeps of a request when it arrives. The router coerces the parsed body in place,
+ * so a body is kept as its JSON text (small) or as a redacted copy (large); headers and the query
+ * string are kept as received (node never changes them).
+ */
+function keptRequest(req: Request): RawRequest | CopiedRequest {
+  const length = req.headers['content-length'];
+  const small = req.body === undefined || (length !== undefined && Number(length) <= RAW_BODY_BYTES && req.headers['transfer-encoding'] === undefined);
+  if (small) {
+    const mark = req.originalUrl.indexOf('?');
+    return { kind: 'raw', headers: req.headers, query: mark < 0 ? '' : req.originalUrl.slice(mark + 1), bodyText: req.body === undefined ? undefined : JSON.stringify(req.body) };
+  }
+  // Headers, query and body share one budget.
+  const budget = partBudget();
+  return {
+    kind: 'copy',
+    value: {
+      headers: redactHeaders(req.headers, budget),
+      query: redact({ ...(req.query as Record<string, unknown>) }, budget) as Record<string, unknown>,
+      body: redact(req.body, budget),
+    },
+  };
+}
+
+/** The answer as sent: its JSON text when small, else a redacted copy of its body. */
+function keptResponse(res: Response): KeptResponse {
+  const text = res.locals.responseText as string | undefined;
+  if (text !== undefined && text.length <= RAW_BODY_BYTES) return { kind: 'raw', bodyText: text };
+  return { kind: 'copy', value: { body: res.locals.responseBody === undefined ? null : redact(res.locals.responseBody) } };
+}
+
 export function journalMiddleware(deps: Deps) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const journal = journalOf(deps);
     if (!journal || journal.capacity <= 0) return next();
     const startedAt = deps.realNow();
     const started = process.hrtime.bigint();
-    // Copied now: the router coerces the parsed body in place. Headers, query and body share one budget.
-    const budget = partBudget();
-    const request = {
-      headers: redactHeaders(req.headers, budget),
-      query: redact({ ...(req.query as Record<string, unknown>) }, budget) as Record<string, unknown>,
-      body: req.body === undefined ? null : redact(req.body, budget),
-    };
+    const request = keptRequest(req);
     let done = false;
     const finish = () => {
       if (done) return;
@@ -74,12 +104,10 @@ export function journalMiddleware(deps: Deps) {
       if (!environment) return;
       const operation = (res.locals.operationId as string | null | undefined) ?? null;
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const known = operation === 'createToken'
-        ? Promise.resolve(accountFromBasic(deps, req, environment))
-        : res.locals.account ? Promise.resolve(res.locals.account as Account) : accountFromBearer(deps, req, environment);
-      journal.pending(known.then((account) => {
+      const dropped = Boolean(res.locals.dropped);
+      const response = dropped ? RAW_NOTHING : keptResponse(res);
+      const add = (account: Account | undefined) => {
         if (!account) return;
-        const dropped = Boolean(res.locals.dropped);
         const recorded = journal.record(account, {
           at: new Date(startedAt + account.clock.offsetMs).toISOString(),
           method: req.method.toUpperCase(),
@@ -89,12 +117,16 @@ export function journalMiddleware(deps: Deps) {
           status: dropped ? 0 : res.statusCode,
           duration_ms: Math.round(durationMs * 100) / 100,
           request,
-          response: { body: dropped || res.locals.responseBody === undefined ? null : redact(res.locals.responseBody) },
+          response,
         }, templateOf(operation));
-        if (recorded) deps.activity.emit('request', account, recorded);
-      }).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded')));
+        if (recorded && deps.activity.listenerCount('request')) deps.activity.emit('request', account, journal.announced(recorded));
+      };
+      // The common case (the router found the account) is recorded at once; the others look it up.
+      if (operation !== 'createToken' && res.locals.account) return add(res.locals.account as Account);
+      const known = operation === 'createToken' ? Promise.resolve(accountFromBasic(deps, req, environment)) : accountFromBearer(deps, req, environment);
+      journal.pending(known.then(add).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded')));
     };
-    res.on('finish', finish);
+    // 'close' follows 'finish' on every response (and alone when the connection is cut): one listener.
     res.on('close', finish);
     next();
   };

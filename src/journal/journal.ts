@@ -1,12 +1,15 @@
 // Owns the request journal: per account, a bounded ring of the API requests it received (newest
 // first), kept in memory and emptied when the account (or the whole sandbox) is reset. Bounded
 // twice: each entry's serialised size (LIMITS.journalEntryBytes) and the account's total bytes
-// (LIMITS.journalAccountBytes), beyond which the oldest entries are dropped.
+// (LIMITS.journalAccountBytes), beyond which the oldest entries are dropped. Small entries keep
+// references to what the request brought and the answer's JSON text, and are redacted when read
+// (secrets never leave through a listing); large ones are redacted and cut when recorded.
 import { createHash } from 'node:crypto';
 import type { Store, Account } from '../store/store.js';
 import { pathMatches } from '../scenarios/engine.js';
 import { LIMITS } from '../limits.js';
-import { LEFT_OUT_KEY } from './redact.js';
+import { parse as parseQuery } from 'node:querystring';
+import { LEFT_OUT_KEY, partBudget, redact, redactHeaders } from './redact.js';
 
 export interface JournalEntry {
   id: string;
@@ -20,12 +23,78 @@ export interface JournalEntry {
   response: { body: unknown };
 }
 
+/**
+ * A small request as received: node's header object (never changed after arrival), the raw query
+ * string and the body as JSON text (a string cannot change later, unlike the parsed body the router
+ * coerces). Redacted only when read, so answering a request never pays for the copy.
+ */
+export interface RawRequest {
+  kind: 'raw';
+  headers: Record<string, string | string[] | undefined>;
+  query: string;
+  bodyText: string | undefined;
+}
+/** A large request, copied and redacted at once within its budget (redact.ts). */
+export interface CopiedRequest {
+  kind: 'copy';
+  value: JournalEntry['request'];
+}
+/** The answer's body as sent (JSON text), or a redacted copy when it is large or was not sent as text. */
+export type KeptResponse = { kind: 'raw'; bodyText: string | undefined } | { kind: 'copy'; value: JournalEntry['response'] };
+
+/** What the middleware hands over: the entry's fields, with the request and response as kept. */
+export interface JournalDraft extends Omit<JournalEntry, 'id' | 'request' | 'response'> {
+  request: RawRequest | CopiedRequest;
+  response: KeptResponse;
+}
+
 interface Stored {
-  entry: JournalEntry;
+  id: string;
+  draft: JournalDraft;
+  /** Set when the entry was redacted at once (a large part); else it is redacted on each read. */
+  entry?: JournalEntry;
   /** The operation's path template, for filtering by template. */
   template: string | null;
-  /** The entry's serialised size, counted against the account's journal bytes. */
+  /** The entry's serialised size (an upper estimate for raw entries), counted against the account's journal bytes. */
   bytes: number;
+}
+
+/** Entry fields besides the parts (id, at, method...), with room for JSON quotes and keys. */
+const ENTRY_OVERHEAD_BYTES = 320;
+
+/** An upper estimate of a raw entry's serialised size: redaction only shortens, masks and cuts. */
+function rawBytes(draft: JournalDraft): number {
+  let bytes = ENTRY_OVERHEAD_BYTES + draft.path.length * 2 + (draft.operation?.length ?? 0);
+  const { request, response } = draft;
+  if (request.kind === 'raw') {
+    for (const name in request.headers) {
+      const value = request.headers[name];
+      // JSON may escape a character as \uXXXX (6 bytes); masks ("***") can be longer than a tiny secret.
+      if (value !== undefined) bytes += name.length + 8 + (Array.isArray(value) ? value.join(', ').length : String(value).length) * 2;
+    }
+    bytes += request.query.length * 2 + (request.bodyText?.length ?? 4) * 2;
+  }
+  if (response.kind === 'raw') bytes += (response.bodyText?.length ?? 4) * 2;
+  return bytes;
+}
+
+/** The entry as listed: raw parts redacted now (headers, query and body share one budget, the response has its own). */
+function materialise(stored: Stored): JournalEntry {
+  if (stored.entry) return stored.entry;
+  const { request, response, ...fields } = stored.draft;
+  let requestPart: JournalEntry['request'];
+  if (request.kind === 'raw') {
+    const budget = partBudget();
+    requestPart = {
+      headers: redactHeaders(request.headers, budget),
+      query: redact({ ...parseQuery(request.query) }, budget) as Record<string, unknown>,
+      body: request.bodyText === undefined ? null : redact(JSON.parse(request.bodyText), budget),
+    };
+  } else requestPart = request.value;
+  const responsePart = response.kind === 'raw'
+    ? { body: response.bodyText === undefined ? null : redact(JSON.parse(response.bodyText)) }
+    : response.value;
+  return withinBudget({ id: stored.id, ...fields, request: requestPart, response: responsePart }).entry;
 }
 
 export interface JournalFilter {
@@ -128,8 +197,12 @@ export class Journal {
     return this.size;
   }
 
-  /** Add an entry (the id is filled in here) and answer it; a size of 0 turns the journal off. */
-  record(account: Account, entry: Omit<JournalEntry, 'id'>, template: string | null): JournalEntry | undefined {
+  /**
+   * Add an entry (the id is filled in here) and answer its handle (materialise() reads it); a size of 0
+   * turns the journal off. A small entry is kept raw and redacted when read; one whose estimate is
+   * over the entry budget is redacted and cut now, so its kept size is exact.
+   */
+  record(account: Account, draft: JournalDraft, template: string | null): Stored | undefined {
     if (this.size <= 0) return undefined;
     let ring = this.rings.get(account.id);
     if (!ring) {
@@ -139,11 +212,31 @@ export class Journal {
     const seq = (this.sequences.get(account.id) ?? 0) + 1;
     this.sequences.set(account.id, seq);
     const id = `req_${createHash('sha256').update(`${this.store.seed}|${account.id}|journal|${seq}`).digest('hex').slice(0, 20)}`;
-    const kept = withinBudget({ id, ...entry });
-    ring.push({ ...kept, template });
+    let stored: Stored = { id, draft, template, bytes: rawBytes(draft) };
+    if (stored.bytes > LIMITS.journalEntryBytes) {
+      const kept = withinBudget(materialise(stored));
+      stored = { id, draft: { ...draft, request: { kind: 'copy', value: kept.entry.request }, response: { kind: 'copy', value: kept.entry.response } }, entry: kept.entry, template, bytes: kept.bytes };
+    }
+    ring.push(stored);
     // The account's total: the oldest entries go first, the newest always stays.
     while (ring.bytes > LIMITS.journalAccountBytes && ring.count > 1) ring.dropOldest();
-    return kept.entry;
+    return stored;
+  }
+
+  /**
+   * The entry from the handle record() answered, for the live stream: its fields at once, its
+   * request and response redacted only if someone reads them (the stream sends only the fields).
+   */
+  announced(stored: Stored): JournalEntry {
+    const { request: _request, response: _response, ...fields } = stored.draft;
+    let entry: JournalEntry | undefined;
+    const full = () => (entry ??= materialise(stored));
+    return {
+      id: stored.id,
+      ...fields,
+      get request() { return full().request; },
+      get response() { return full().response; },
+    };
   }
 
   /** Entries newest first, filtered; the cost is bounded by the ring size, never by stored data. */
@@ -153,12 +246,13 @@ export class Journal {
     const limit = filter.limit ?? 100;
     const method = filter.method?.toUpperCase();
     const out: JournalEntry[] = [];
-    for (const { entry, template } of ring.newestFirst()) {
+    for (const stored of ring.newestFirst()) {
       if (out.length >= limit) break;
-      if (method && entry.method !== method) continue;
-      if (filter.status !== undefined && entry.status !== filter.status) continue;
-      if (filter.path !== undefined && !pathMatches(filter.path, entry.path, template)) continue;
-      out.push(entry);
+      const { draft, template } = stored;
+      if (method && draft.method !== method) continue;
+      if (filter.status !== undefined && draft.status !== filter.status) continue;
+      if (filter.path !== undefined && !pathMatches(filter.path, draft.path, template)) continue;
+      out.push(materialise(stored));
     }
     return out;
   }

@@ -1,7 +1,6 @@
 // Owns reading bill documents: base64 decoding, the size limit, byte-signature checks for PDF, PNG
 // and JPEG, the text layer of PDFs (pdf-parse), and the documented patterns that pull invoice fields
 // out of that text. The sandbox reads no pixels: images and PDFs without text come back with warnings.
-import { PDFParse } from 'pdf-parse';
 import { isCalendarDate } from '../domain/dates.js';
 import { ApiError, Errors, invalidFields } from '../http/errors.js';
 import { LIMITS } from '../limits.js';
@@ -54,6 +53,8 @@ export function decodeDocument(content: string, contentType: DocumentType): Buff
 
 /** The PDF's text layer, or null when it has none or cannot be parsed. */
 export async function pdfText(bytes: Buffer): Promise<string | null> {
+  // Loaded on first use: pdf-parse brings pdf.js, which costs start-up time and memory no other request needs.
+  const { PDFParse } = await import('pdf-parse');
   const parser = new PDFParse({ data: new Uint8Array(bytes) });
   try {
     const result = await parser.getText();

@@ -1,6 +1,5 @@
 // Owns the PDF the sandbox renders for an invoice that has no uploaded PDF: number, customer, line
 // items, totals, due date and status, drawn with pdfkit.
-import PDFDocument from 'pdfkit';
 import type { Invoice } from '../domain/invoices/invoices.js';
 import { money } from '../domain/payments/money.js';
 
@@ -9,7 +8,9 @@ export interface RenderParty {
   email: string | null;
 }
 
-export function renderInvoicePdf(invoice: Invoice, customer: RenderParty, partnerName: string): Promise<Buffer> {
+export async function renderInvoicePdf(invoice: Invoice, customer: RenderParty, partnerName: string): Promise<Buffer> {
+  // Loaded on first use: pdfkit (and its fonts) is not needed to start or to answer anything else.
+  const { default: PDFDocument } = await import('pdfkit');
   return new Promise((resolve, reject) => {
     // Fixed dates keep the bytes of a rendering stable for the same invoice.
     const doc = new PDFDocument({ size: 'LETTER', margin: 56, info: { Title: `Invoice ${invoice.invoice_number}`, Author: partnerName, CreationDate: new Date(invoice.created_at) } });
