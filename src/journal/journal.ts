@@ -213,7 +213,8 @@ export class Journal {
     this.sequences.set(account.id, seq);
     const id = `req_${createHash('sha256').update(`${this.store.seed}|${account.id}|journal|${seq}`).digest('hex').slice(0, 20)}`;
     let stored: Stored = { id, draft, template, bytes: rawBytes(draft) };
-    if (stored.bytes > LIMITS.journalEntryBytes) {
+    // A part already copied (a large body) or an estimate over the budget: redacted, cut and sized exactly now.
+    if (draft.request.kind === 'copy' || draft.response.kind === 'copy' || stored.bytes > LIMITS.journalEntryBytes) {
       const kept = withinBudget(materialise(stored));
       stored = { id, draft: { ...draft, request: { kind: 'copy', value: kept.entry.request }, response: { kind: 'copy', value: kept.entry.response } }, entry: kept.entry, template, bytes: kept.bytes };
     }
