@@ -6,11 +6,10 @@ ARG BASE_IMAGE=node:22-bookworm-slim
 # Production dependencies only, from the lock file (cached until package*.json change).
 FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json scripts/prune-image.mjs ./
 # Types, source maps and package docs are not run: left out of the image.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
- && find node_modules \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -name '*.md' -o -name '*.markdown' \) ! -iname 'licen*' ! -iname 'notice*' -type f -delete \
- && rm -rf node_modules/@types
+ && node prune-image.mjs node_modules
 
 # Build with the dev dependencies, then pack: the image ships exactly what the npm package ships
 # (package.json "files"), so `docker run` and `npx billing-sandbox` run the same bits.
@@ -23,7 +22,7 @@ RUN npm run build \
  && npm pack --ignore-scripts --pack-destination /tmp \
  && mkdir -p /out \
  && tar -xzf /tmp/billing-sandbox-*.tgz -C /out --strip-components=1 \
- && find /out/dist \( -name '*.d.ts' -o -name '*.map' \) -type f -delete \
+ && node scripts/prune-image.mjs /out/dist \
  && rm -rf /out/dist/cjs/types
 
 FROM ${BASE_IMAGE}
