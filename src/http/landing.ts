@@ -24,6 +24,8 @@ export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: str
   { file: 'scenarios.md', title: 'Scenarios', covers: 'forced responses, scenario documents, the request journal, fixtures' },
   { file: 'test-values.md', title: 'Test values', covers: 'magic inputs that make money paths fail' },
   { file: 'performance.md', title: 'Performance', covers: 'benchmark figures and how to rerun them' },
+  { file: 'reliability.md', title: 'Reliability', covers: 'fuzzing, isolation, kill -9, webhook chaos and soak harnesses, and their figures' },
+  { file: 'contributing.md', title: 'Contributing', covers: 'the tests, mutation testing (npm run mutate) and its scores' },
   { file: 'gaps-and-choices.md', title: 'Gaps and choices', covers: 'every decision made where the spec is silent' },
 ];
 
