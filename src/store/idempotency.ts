@@ -62,11 +62,18 @@ function forgetExpired<T>(account: Account, records: Record<string, Remembered<T
 /** A named store of idempotency keys, kept with the account's state (so --data keeps it across restarts). */
 export function defineIdempotencyKeys<T>(name: string): (account: Account) => IdempotencyKeys<T> {
   return (account) => {
-    const records = account.state<Record<string, Remembered<T>>>(name, () => ({}));
-    const log = keyLog(account, name, records);
-    forgetExpired(account, records, log);
+    const open = () => {
+      const records = account.state<Record<string, Remembered<T>>>(name, () => ({}));
+      const log = keyLog(account, name, records);
+      forgetExpired(account, records, log);
+      return { records, log };
+    };
     return {
       replay(key, request, field) {
+        // No key remembered yet: nothing to replay, and the store is not touched (a request refused
+        // after this check must leave the account as it was).
+        if (!account.hasState(name)) return undefined;
+        const { records } = open();
         // Own keys only: a key such as "constructor" or "__proto__" is just a key.
         const prior = Object.hasOwn(records, key) ? records[key] : undefined;
         if (!prior) return undefined;
@@ -76,6 +83,7 @@ export function defineIdempotencyKeys<T>(name: string): (account: Account) => Id
         return prior.answer;
       },
       remember(key, request, answer) {
+        const { records, log } = open();
         // defineProperty, not assignment: assigning to "__proto__" would change the object's prototype.
         const at = account.clock.nowMs();
         Object.defineProperty(records, key, { value: { fingerprint: fingerprintOf(request), answer, at }, enumerable: true, writable: true, configurable: true });

@@ -108,6 +108,11 @@ export class Account {
     return `${prefix}_${digest.slice(0, 20)}`;
   }
 
+  /** Whether a module has made its state here yet (reading without creating it: a refused request writes nothing). */
+  hasState(key: string): boolean {
+    return key in this.data.state;
+  }
+
   state<T>(key: string, initial: () => T): T {
     if (!(key in this.data.state)) this.data.state[key] = initial();
     return this.data.state[key] as T;
