@@ -62,10 +62,12 @@ function forgetExpired<T>(account: Account, records: Record<string, Remembered<T
 /** A named store of idempotency keys, kept with the account's state (so --data keeps it across restarts). */
 export function defineIdempotencyKeys<T>(name: string): (account: Account) => IdempotencyKeys<T> {
   return (account) => {
-    const open = () => {
+    // Keys are forgotten on writes only (remember), so a refused request changes nothing; a read
+    // treats a key past its time as forgotten.
+    const open = (prune: boolean) => {
       const records = account.state<Record<string, Remembered<T>>>(name, () => ({}));
       const log = keyLog(account, name, records);
-      forgetExpired(account, records, log);
+      if (prune) forgetExpired(account, records, log);
       return { records, log };
     };
     return {
@@ -73,17 +75,18 @@ export function defineIdempotencyKeys<T>(name: string): (account: Account) => Id
         // No key remembered yet: nothing to replay, and the store is not touched (a request refused
         // after this check must leave the account as it was).
         if (!account.hasState(name)) return undefined;
-        const { records } = open();
+        const { records } = open(false);
         // Own keys only: a key such as "constructor" or "__proto__" is just a key.
         const prior = Object.hasOwn(records, key) ? records[key] : undefined;
         if (!prior) return undefined;
+        if (prior.at !== undefined && prior.at < account.clock.nowMs() - LIMITS.idempotencyKeyHours * 3_600_000) return undefined;
         if (prior.fingerprint !== fingerprintOf(request)) {
           throw new ApiError(Errors.idempotencyConflict, { validation_errors: { [field]: 'was already used with a different request' } });
         }
         return prior.answer;
       },
       remember(key, request, answer) {
-        const { records, log } = open();
+        const { records, log } = open(true);
         // defineProperty, not assignment: assigning to "__proto__" would change the object's prototype.
         const at = account.clock.nowMs();
         Object.defineProperty(records, key, { value: { fingerprint: fingerprintOf(request), answer, at }, enumerable: true, writable: true, configurable: true });
