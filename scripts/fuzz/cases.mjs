@@ -130,9 +130,27 @@ function picker(picks) {
   };
 }
 
+// Valid strings stop at this length: json-schema-faker builds a string one random character at a time,
+// and a document maximum of 15 million characters (a bill upload's `content`) took seconds per
+// request. Strings past a field's limit come from the mutations instead (`weirdValue`), cheaply.
+const GENERATED_STRING_CAP = 4_096;
+
+// (json-schema-faker's own `maxLength` option does not reach a string with `contentEncoding`, so the
+// schemas handed to it are capped copies.)
+const cappedCopies = new WeakMap();
+function capped(schema) {
+  if (!schema || typeof schema !== 'object') return schema;
+  let copy = cappedCopies.get(schema);
+  if (!copy) {
+    copy = JSON.parse(JSON.stringify(schema), (key, value) => (key === 'maxLength' && value > GENERATED_STRING_CAP ? GENERATED_STRING_CAP : value));
+    cappedCopies.set(schema, copy);
+  }
+  return copy;
+}
+
 export function generate(schema, seed, resolve, extra = {}) {
   try {
-    return generateSync(schema, { seed, refResolver: resolve, maxDepth: 6, refDepthMax: 3, maxDefaultItems: 3, optionalsProbability: 0.6, ...extra });
+    return generateSync(capped(schema), { seed, refResolver: (ref) => capped(resolve(ref)), maxDepth: 6, refDepthMax: 3, maxDefaultItems: 3, optionalsProbability: 0.6, maxLength: GENERATED_STRING_CAP, ...extra });
   } catch {
     return {};
   }

@@ -6,7 +6,8 @@ import net from 'node:net';
 
 const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/i;
 
-let guarded = false;
+let guards = 0;
+let unguardedConnect;
 /** Connections refused by the guard, by host (a count per host, for the report). */
 export const refusedConnections = new Map();
 
@@ -14,23 +15,33 @@ export const refusedConnections = new Map();
  * Refuse, in this process, every TCP connection to a host other than loopback: the sandbox under
  * fuzz tries to deliver webhooks and fetch PDFs at whatever address a generated body names, and
  * this machine may only send traffic to itself. The refusal is an ordinary connection error.
+ * Answers the function that lifts the guard: it patches Node's own `net` module, which every test
+ * file of a Jest worker shares, so it must not outlive the run (a later suite's local HTTPS server
+ * reached under a made-up name was refused once).
  */
 export function guardNetwork() {
-  if (guarded) return;
-  guarded = true;
-  const connect = net.Socket.prototype.connect;
-  net.Socket.prototype.connect = function guardedConnect(...args) {
-    const first = args[0];
-    const options = Array.isArray(first) ? first[0] : first;
-    const host = typeof options === 'object' && options !== null ? (options.path ? 'localhost' : options.host ?? 'localhost') : typeof args[1] === 'string' ? args[1] : 'localhost';
-    const bare = String(host).replace(/^\[|\]$/g, '');
-    if (!LOOPBACK.test(bare)) {
-      refusedConnections.set(bare, (refusedConnections.get(bare) ?? 0) + 1);
-      const error = Object.assign(new Error(`connect ECONNREFUSED ${bare} (fuzz network guard: loopback only)`), { code: 'ECONNREFUSED' });
-      process.nextTick(() => this.destroy(error));
-      return this;
-    }
-    return connect.apply(this, args);
+  if (guards++ === 0) {
+    unguardedConnect = net.Socket.prototype.connect;
+    const connect = unguardedConnect;
+    net.Socket.prototype.connect = function guardedConnect(...args) {
+      const first = args[0];
+      const options = Array.isArray(first) ? first[0] : first;
+      const host = typeof options === 'object' && options !== null ? (options.path ? 'localhost' : options.host ?? 'localhost') : typeof args[1] === 'string' ? args[1] : 'localhost';
+      const bare = String(host).replace(/^\[|\]$/g, '');
+      if (!LOOPBACK.test(bare)) {
+        refusedConnections.set(bare, (refusedConnections.get(bare) ?? 0) + 1);
+        const error = Object.assign(new Error(`connect ECONNREFUSED ${bare} (fuzz network guard: loopback only)`), { code: 'ECONNREFUSED' });
+        process.nextTick(() => this.destroy(error));
+        return this;
+      }
+      return connect.apply(this, args);
+    };
+  }
+  let lifted = false;
+  return () => {
+    if (lifted) return;
+    lifted = true;
+    if (--guards === 0) net.Socket.prototype.connect = unguardedConnect;
   };
 }
 
@@ -41,7 +52,14 @@ export function guardNetwork() {
 export function createClient(origin, { timeoutMs = 30_000 } = {}) {
   const url = new URL(origin);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-  function send({ method = 'GET', path, headers = {}, body }) {
+  // A kept-alive socket can be closed by the server (its idle time-out) just as a request goes out
+  // on it; Node's documentation says to retry such a request once. A reset on a fresh socket is the
+  // server's doing and is reported.
+  async function send(request) {
+    const first = await sendOnce(request);
+    return first.reusedSocketReset ? sendOnce(request) : first;
+  }
+  function sendOnce({ method = 'GET', path, headers = {}, body }) {
     return new Promise((resolve) => {
       const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(String(body));
       const all = { ...headers };
@@ -81,7 +99,7 @@ export function createClient(origin, { timeoutMs = 30_000 } = {}) {
       });
       req.on('error', (error) => {
         clearTimeout(timer);
-        resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.message });
+        resolve({ status: 0, headers: {}, text: '', json: undefined, error: error.message, reusedSocketReset: req.reusedSocket && error.code === 'ECONNRESET' });
       });
       req.end(payload);
     });

@@ -21,7 +21,7 @@ export interface IsolationReport {
   byStatus: Record<string, number>;
   bySurface: Record<string, Record<string, number>>;
   /** Attempts with another account's id in the path, and how many answered 404. */
-  pathIds: { attempts: number; notFound: number };
+  pathIds: { attempts: number; notFound: number; asUnknown: number };
   samples: string[];
 }
 

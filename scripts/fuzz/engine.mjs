@@ -21,7 +21,7 @@ const SAMPLES_PER_KIND = 3;
 
 /** Start an in-process sandbox for fuzzing: frozen real time, no outbound network, errors collected. */
 export async function startFuzzSandbox(sandbox) {
-  guardNetwork();
+  const unguard = guardNetwork();
   const loggedErrors = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -41,7 +41,7 @@ export async function startFuzzSandbox(sandbox) {
     logLevel: 'error',
     seed: 'fuzz',
     overrides: { realNow: () => time.now, logger: pino({ level: 'error' }, sink) },
-  });
+  }).catch((error) => { unguard(); throw error; });
   // No generated url may reach the network: every name resolves to nothing and no address is allowed.
   running.deps.services.set('pdf.fetchOptions', { resolve: async () => [], policy: () => 'is not reachable from the fuzzer' });
   // Scenario delays do not sleep.
@@ -49,7 +49,7 @@ export async function startFuzzSandbox(sandbox) {
   // Webhook attempts give up at once (the guard refuses them anyway).
   const queue = running.deps.services.get('webhooks');
   if (queue?.options) queue.options.timeoutMs = 2_000;
-  return { running, loggedErrors, time };
+  return { running, loggedErrors, time, unguard };
 }
 
 function newStats() {
@@ -76,7 +76,7 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
   const onCrash = (error) => crashes.push(String(error?.stack ?? error).slice(0, 500));
   process.on('uncaughtException', onCrash);
   process.on('unhandledRejection', onCrash);
-  const { running, loggedErrors } = await startFuzzSandbox(sandbox);
+  const { running, loggedErrors, unguard } = await startFuzzSandbox(sandbox);
   const client = createClient(running.url);
   const api = caller(client);
   const checkers = {
@@ -149,7 +149,7 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
       await afterEffects(op, req, res);
     }
     log(`  ${requests} requests, ${Math.round((Date.now() - started) / 1000)} s; isolation next`);
-    const isolationReport = isolation > 0 ? await runIsolation({ client, deps, app, operations, seed, attempts: isolation, credentials, checkers }) : { attempts: 0, leaks: 0, failures: 0, targets: 0, byStatus: {}, bySurface: {}, pathIds: { attempts: 0, notFound: 0 }, samples: [] };
+    const isolationReport = isolation > 0 ? await runIsolation({ client, deps, app, operations, seed, attempts: isolation, credentials, checkers }) : { attempts: 0, leaks: 0, failures: 0, targets: 0, byStatus: {}, bySurface: {}, pathIds: { attempts: 0, notFound: 0, asUnknown: 0 }, samples: [] };
     return report();
 
     function report() {
@@ -164,13 +164,14 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
       const summary = `fuzz ${ok ? 'PASS' : 'FAIL'}: seed ${seed}, ${totals.requests} requests over ${operations.length} operations, ` +
         `5xx ${totals['5xx']}, invalid bodies ${totals.invalid}, non-HttpError errors ${totals['non-HttpError']}, ` +
         `state changed by refused writes ${totals['state-changed']}, connection failures ${totals.connection}, crashes ${crashes.length}, ` +
-        `errors logged ${loggedErrors.length}; isolation ${isolationReport.attempts} attempts (${isolationReport.pathIds?.notFound ?? 0} of ${isolationReport.pathIds?.attempts ?? 0} path ids 404), ${isolationReport.leaks} leaks, ` +
+        `errors logged ${loggedErrors.length}; isolation ${isolationReport.attempts} attempts (${isolationReport.pathIds?.asUnknown ?? 0} of ${isolationReport.pathIds?.attempts ?? 0} path ids refused as unknown, ${isolationReport.pathIds?.notFound ?? 0} of them 404), ${isolationReport.leaks} leaks, ` +
         `${isolationReport.failures} other failures; ${seconds} s`;
       return { ok, summary, seed, totals, perOperation, samples, crashes, loggedErrors: loggedErrors.slice(0, 20), isolation: isolationReport, refusedConnections: Object.fromEntries(refusedConnections), seconds };
     }
   } finally {
     client.close();
     await running.close();
+    unguard();
     process.off('uncaughtException', onCrash);
     process.off('unhandledRejection', onCrash);
   }

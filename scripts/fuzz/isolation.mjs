@@ -106,7 +106,7 @@ export async function runIsolation({ client, deps, app, operations, seed, attemp
   const targets = [];
   for (const op of operations) for (const slot of slotsOf(op)) targets.push({ op, slot });
   const picks = fc.sample(fc.record({ pair: fc.nat(PAIRS.length - 1), victimPick: fc.nat(), other: fc.boolean() }), { seed, numRuns: attempts * 3 });
-  const report = { attempts: 0, leaks: 0, failures: 0, byStatus: {}, bySurface: {}, pathIds: { attempts: 0, notFound: 0 }, samples: [], targets: targets.length };
+  const report = { attempts: 0, leaks: 0, failures: 0, byStatus: {}, bySurface: {}, pathIds: { attempts: 0, notFound: 0, asUnknown: 0 }, samples: [], targets: targets.length };
   const victimTags = (name) => [name.replace(':', '-').toLowerCase()];
 
   for (let n = 0; report.attempts < attempts && n < picks.length; n++) {
@@ -155,6 +155,8 @@ export async function runIsolation({ client, deps, app, operations, seed, attemp
     if (surface.includes(' path:')) {
       report.pathIds.attempts += 1;
       if (real.status === 404) report.pathIds.notFound += 1;
+      // Refused exactly as a made-up id is: 404, or the 400 of a body checked before the id is looked up.
+      if (real.status >= 400 && `${real.status} ${real.json?.code ?? ''}` === `${fake.status} ${fake.json?.code ?? ''}`) report.pathIds.asUnknown += 1;
     }
     bucket[real.status] = (bucket[real.status] ?? 0) + 1;
 
