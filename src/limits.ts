@@ -44,6 +44,8 @@ export const LIMITS = {
   journalStringChars: 2048,
   /** Nesting kept in journal entries; deeper values are replaced by a marker. */
   journalDepth: 32,
+  /** Nesting of a scenario document sent as text (YAML or JSON), counted before it is parsed. Beyond: 400. */
+  scenarioDepth: 64,
   /** One clock advance moves at most 100 years (of 365.25 days). Beyond: 400 naming seconds or to. */
   clockAdvanceMaxSeconds: 3_155_760_000,
   /** The latest instant an account clock reads (RFC 3339 has four-digit years). Beyond: 400. */
@@ -89,6 +91,8 @@ export const LIMITS = {
   blobBytesPerAccount: 100 * MB,
   /** Active webhook subscriptions per account (Stripe allows 16 endpoints). Beyond: 422 limit_reached. */
   webhookSubscriptionsPerAccount: 50,
+  /** Receiver origins with a pool of kept-alive connections; beyond, the least recently used pool closes. */
+  webhookReceiverPools: 256,
   /** Deleted (inactive) subscriptions still listed per account; the oldest beyond this are dropped. */
   webhookDeletedSubscriptionsKept: 100,
   /**

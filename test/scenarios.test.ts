@@ -83,6 +83,27 @@ describe('loading scenario documents', () => {
     expect(answers[2].body).toMatchObject({ code: 'rate_limit_exceeded', validation_errors: {} });
   });
 
+  it.each([
+    ['flow mappings', `{"a":`.repeat(5_000) + '1' + '}'.repeat(5_000)],
+    ['flow sequences', `rules: ${'['.repeat(20_000)}${']'.repeat(20_000)}`],
+    ['block mappings', Array.from({ length: 300 }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1'],
+    ['sequence dashes', `rules:\n  ${'- '.repeat(100)}x`],
+  ])('refuses a text document of %s nested past LIMITS.scenarioDepth before parsing it, and loads nothing', async (_what, text) => {
+    // Found by the fuzzer: thousands of levels ran the YAML parser out of stack inside V8's regular
+    // expression compiler, a fatal error that ended the process.
+    const res = await loadYaml(text);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 'bad_request', message: expect.any(String), validation_errors: { body: 'nests deeper than 64 levels' } });
+    expect((await sb.http.get('/_sandbox/scenarios')).body.data).toEqual([]);
+  });
+
+  it('loads a text document nested up to the limit', async () => {
+    const deepBody = `${'{"a":'.repeat(56)}1${'}'.repeat(56)}`;
+    const res = await loadYaml(['name: deep body', 'rules:', '  - match: { operation: listCustomers }', `    respond: { status: 418, body: ${deepBody} }`].join('\n'));
+    expect(res.status).toBe(201);
+    expect((await api.get('/customers')).status).toBe(418);
+  });
+
   it('fires from the nth match onwards, bounded by times', async () => {
     await load({ name: 'late failures', rules: [{ match: { operation: 'listCustomers' }, from: 2, times: 2, respond: { status: 503 } }] }).expect(201);
     expect(await statuses(5, () => api.get('/customers'))).toEqual([200, 503, 503, 200, 200]);

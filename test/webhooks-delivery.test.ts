@@ -231,6 +231,57 @@ describe('scenarios', () => {
   });
 });
 
+describe('connections to a receiver', () => {
+  /** A receiver that notes, for each delivery, which connection (client port) it came on. */
+  async function portsReceiver(onRequest?: (req: http.IncomingMessage, res: http.ServerResponse, nthOnSocket: number) => void) {
+    const seen: number[] = [];
+    const perSocket = new WeakMap<object, number>();
+    const url = await rawServer((req, res) => {
+      const n = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, n);
+      req.resume();
+      req.on('end', () => {
+        if (onRequest) return onRequest(req, res, n);
+        seen.push(req.socket.remotePort!);
+        res.writeHead(200).end('ok');
+      });
+    });
+    return { url, seen };
+  }
+
+  it('sends consecutive deliveries over one kept-alive connection', async () => {
+    w = await webhookSandbox();
+    const receiver = await portsReceiver();
+    expect((await w.api.post('/webhooks', { endpoint_url: `${receiver.url}/hooks`, topic: 'customer_created' })).status).toBe(201);
+    for (const name of ['Acme', 'Bolt', 'Cask', 'Dune', 'Ember']) await customer(name);
+    await w.settle();
+    expect(receiver.seen).toHaveLength(5);
+    expect(new Set(receiver.seen).size).toBe(1);
+    const log = await attemptsLog();
+    expect(log.map((a) => [a.attempt, a.status_code, a.error])).toEqual(Array(5).fill([1, 200, null]));
+  });
+
+  it('a kept-alive connection the receiver dropped costs no failed attempt: the delivery goes again on a new one', async () => {
+    w = await webhookSandbox();
+    const delivered: string[] = [];
+    // Every connection serves one delivery; a second request on it is met with a closed connection,
+    // as a receiver whose idle time-out ran out just as the request went out.
+    const receiver = await portsReceiver((req, res, nthOnSocket) => {
+      if (nthOnSocket > 1) return req.socket.destroy();
+      delivered.push(req.socket.remotePort!.toString());
+      res.writeHead(200, { Connection: 'keep-alive' }).end('ok');
+    });
+    expect((await w.api.post('/webhooks', { endpoint_url: `${receiver.url}/hooks`, topic: 'customer_created' })).status).toBe(201);
+    for (const name of ['Acme', 'Bolt', 'Cask']) await customer(name);
+    await w.settle();
+    expect(delivered).toHaveLength(3);
+    expect(new Set(delivered).size).toBe(3);
+    const log = await attemptsLog();
+    expect(log.map((a) => [a.attempt, a.status_code, a.error])).toEqual(Array(3).fill([1, 200, null]));
+    expect((await history()).data.map((d: { status: string }) => d.status)).toEqual(['sent', 'sent', 'sent']);
+  });
+});
+
 describe('receivers that misbehave', () => {
   it.each([
     ['a redirect (not followed)', 'redirect', /^receiver answered 302; redirects are not followed$/, 302],

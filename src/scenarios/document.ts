@@ -12,6 +12,7 @@ import { ApiError, invalidFields, describeFields } from '../http/errors.js';
 import { canonicalJson } from '../canonical-json.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
 import { unforceable } from './replies.js';
+import { LIMITS } from '../limits.js';
 import type { DeliveryFault } from '../faults.js';
 
 export interface RuleMatch {
@@ -108,10 +109,44 @@ function fail(fields: Record<string, string>, message = 'The scenario document i
   throw invalidFields(fields, message);
 }
 
+/**
+ * How deeply a YAML (or JSON) text nests, counted without parsing: open brackets, block indentation
+ * levels and sequence dashes. Quotes are not honoured (a bracket inside a string counts too), so the
+ * count never falls short of the real depth; it stops once past `limit`.
+ */
+export function yamlNestingDepth(text: string, limit: number): number {
+  let deepest = 0;
+  let brackets = 0;
+  const indents: number[] = [];
+  for (const line of text.split('\n')) {
+    const indent = line.length - line.trimStart().length;
+    const content = line.slice(indent);
+    if (content && !content.startsWith('#') && brackets === 0) {
+      while (indents.length && indents[indents.length - 1] >= indent) indents.pop();
+      indents.push(indent);
+    }
+    let dashes = 0;
+    while (content.startsWith('- ', dashes * 2)) dashes += 1;
+    for (const char of content) {
+      if (char === '{' || char === '[') brackets += 1;
+      else if ((char === '}' || char === ']') && brackets > 0) brackets -= 1;
+      deepest = Math.max(deepest, indents.length + dashes + brackets);
+    }
+    deepest = Math.max(deepest, indents.length + dashes + brackets);
+    if (deepest > limit) return deepest;
+  }
+  return deepest;
+}
+
 /** Parse (when text) and check a document; a bad one is a 400 naming the offending field. */
 export function parseScenario(input: unknown): ScenarioDocument {
   let value = input;
   if (typeof input === 'string') {
+    // The YAML parser recurses once per level: a document nested thousands deep ran it out of stack
+    // inside V8's regular-expression compiler, which ends the process (found by the fuzzer).
+    if (yamlNestingDepth(input, LIMITS.scenarioDepth) > LIMITS.scenarioDepth) {
+      fail({ body: `nests deeper than ${LIMITS.scenarioDepth} levels` });
+    }
     try {
       value = parseYaml(input);
     } catch (error) {

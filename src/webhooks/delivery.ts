@@ -1,8 +1,10 @@
 // Owns one HTTP delivery attempt to a receiver: a JSON POST with the subscription's secret as a bearer
 // token, a hard time-out over the whole exchange, no redirects, and at most a small capped read.
+// The connection comes from the receiver's keep-alive pool when one is given (src/webhooks/connections.ts).
 import http from 'node:http';
 import https from 'node:https';
 import { VERSION } from '../config.js';
+import type { ReceiverConnections } from './connections.js';
 
 export interface AttemptOutcome {
   /** True for a 2xx answer. */
@@ -21,6 +23,8 @@ export interface SendOptions {
   maxResponseBytes: number;
   /** Aborts the attempt (used when the sandbox shuts down). */
   signal?: AbortSignal;
+  /** Keep-alive pools per receiver; absent: a fresh connection per attempt. */
+  connections?: ReceiverConnections;
 }
 
 export const DEFAULT_SEND_OPTIONS: SendOptions = { timeoutMs: 10_000, maxResponseBytes: 4096 };
@@ -52,28 +56,44 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
     };
     if (secretKey) headers.Authorization = `Bearer ${secretKey}`;
     const client = target.protocol === 'https:' ? https : http;
-    let req: http.ClientRequest;
-    try {
-      // A fresh connection per attempt (agent: false): a receiver that misbehaves cannot poison a pool.
-      req = client.request(target, { method: 'POST', headers, agent: false });
-    } catch (error) {
-      // Node refuses some requests before sending anything (a header with a character it cannot
-      // carry, say, from a secret stored by an older version): a failed attempt like any other.
-      resolve({ ok: false, status_code: null, error: `request not sent: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, duration_ms: elapsed() });
-      return;
-    }
+    let req: http.ClientRequest | undefined;
     const timer = setTimeout(() => {
       finish({ ok: false, status_code: null, error: `timed out after ${options.timeoutMs} ms` });
-      req.destroy();
+      req?.destroy();
     }, options.timeoutMs);
     timer.unref?.();
     const onAbort = () => {
       finish({ ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt' });
-      req.destroy();
+      req?.destroy();
     };
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    req.on('response', (res) => {
+    const send = (firstTry: boolean): void => {
+      try {
+        req = client.request(target, { method: 'POST', headers, agent: options.connections?.agentFor(target) ?? false });
+      } catch (error) {
+        // Node refuses some requests before sending anything (a header with a character it cannot
+        // carry, say, from a secret stored by an older version): a failed attempt like any other.
+        finish({ ok: false, status_code: null, error: `request not sent: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
+        return;
+      }
+      listen(req, firstTry);
+      req.end(body);
+    };
+    const listen = (req: http.ClientRequest, firstTry: boolean): void => {
+      let answered = false;
+      req.on('response', (res) => {
+        answered = true;
+        onResponse(req, res);
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        // A kept-alive connection the receiver closed while idle fails as the request goes out on it:
+        // not the receiver's answer, so the same attempt goes again once, on a new connection.
+        if (firstTry && !answered && req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE') && !settled) return send(false);
+        finish({ ok: false, status_code: null, error: `connection error: ${error.code ?? error.message}` });
+      });
+    };
+    const onResponse = (req: http.ClientRequest, res: http.IncomingMessage): void => {
       const status = res.statusCode ?? 0;
       const ok = status >= 200 && status < 300;
       const redirect = status >= 300 && status < 400;
@@ -84,20 +104,18 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
         status_code: status,
         error: ok ? null : redirect ? `receiver answered ${status}; redirects are not followed` : `receiver answered ${status}`,
       });
+      // A complete answer read to its end frees the connection for the pool; without a pool it closes.
       let read = 0;
       res.on('data', (chunk: Buffer) => {
         read += chunk.length;
         if (read >= options.maxResponseBytes) res.destroy();
       });
       res.on('error', () => undefined);
-      res.on('end', () => req.destroy());
+      if (!options.connections) res.on('end', () => req.destroy());
       const drainTimer = setTimeout(() => res.destroy(), options.timeoutMs);
       drainTimer.unref?.();
       res.on('close', () => clearTimeout(drainTimer));
-    });
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      finish({ ok: false, status_code: null, error: `connection error: ${error.code ?? error.message}` });
-    });
-    req.end(body);
+    };
+    send(true);
   });
 }

@@ -6,6 +6,7 @@ import type { EventRecord } from '../events/events.js';
 import { deliveryFault } from '../faults.js';
 import type { Account, JobData } from '../store/store.js';
 import { sendDelivery, DEFAULT_SEND_OPTIONS, type AttemptOutcome, type SendOptions } from './delivery.js';
+import { ReceiverConnections } from './connections.js';
 import { attempts, deliveries, deliveryBody, deliveryMachine, eventOf, type DeliveryRecord } from './history.js';
 import { transition } from '../domain/machine.js';
 import { activeSubscriptions, subscriptions, type Subscription } from './subscriptions.js';
@@ -70,6 +71,8 @@ export class WebhookQueue {
   readonly options: SendOptions = { ...DEFAULT_SEND_OPTIONS };
   private readonly pumping = new Set<string>();
   private readonly inFlight = new Set<AbortController>();
+  /** Keep-alive connections to receivers, reused across attempts and accounts. */
+  private readonly connections = new ReceiverConnections();
 
   constructor(private readonly deps: Deps) {}
 
@@ -90,6 +93,7 @@ export class WebhookQueue {
   /** Abort attempts still under way (shutdown); a cut attempt is sent again after a restart. */
   async close(): Promise<void> {
     for (const controller of this.inFlight) controller.abort();
+    this.connections.close();
   }
 
   /** Every event recorded while subscriptions of its topic are active becomes one delivery per subscription. */
@@ -284,7 +288,7 @@ export class WebhookQueue {
     const controller = new AbortController();
     this.inFlight.add(controller);
     try {
-      return await sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, signal: controller.signal }, this.deps.realNow);
+      return await sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, signal: controller.signal, connections: this.connections }, this.deps.realNow);
     } finally {
       this.inFlight.delete(controller);
       if (queueState(account) === state) state.in_flight = null;
