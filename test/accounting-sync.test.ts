@@ -58,6 +58,20 @@ describe('accounting sync across kinds', () => {
     await nothingCreated();
   });
 
+  it('refuses two customers sharing an external_id, or one already used, with 400 naming the item, and creates nothing', async () => {
+    // Before the customers' create rule was checked up front, the first customer stayed stored.
+    const twins = await sync({ customers: [{ name: 'A', external_id: 'erp-1' }, { name: 'B', external_id: 'erp-1' }] });
+    expect(twins.status).toBe(400);
+    expect(twins.body.validation_errors).toEqual({ 'customers[1].external_id': 'is used by another customer of this sync' });
+    await nothingCreated();
+    expect((await api.post('/customers', { name: 'Taken', external_id: 'erp-2' })).status).toBe(201);
+    const taken = await sync({ customers: [{ name: 'C', external_id: 'erp-3' }, { name: 'D', external_id: 'erp-2' }], vendors: [{ name: 'V' }] });
+    expect(taken.status).toBe(400);
+    expect(taken.body.validation_errors).toEqual({ 'customers[1].external_id': 'is already used by another customer' });
+    expect((await api.get('/customers')).body.data.map((c: { name: string }) => c.name)).toEqual(['Taken']);
+    expect((await api.get('/vendors')).body.data).toEqual([]);
+  });
+
   it('refuses a bill over the amount limit and an unknown vendor, naming the item', async () => {
     const big = await sync({ vendors: [{ name: 'V' }], bills: [{ vendor_id: '$vendors[0]', amount: 1_000_000_000.01 }] });
     expect(big.status).toBe(400);

@@ -4,7 +4,7 @@
 import type { HandlerContext } from '../http/context.js';
 import { ApiError, invalidFields } from '../http/errors.js';
 import { validationErrors } from '../http/openapi.js';
-import { createCustomer, customerView, type CustomerInput } from '../domain/customers/customers.js';
+import { checkCustomerInput, createCustomer, customerView, type CustomerInput } from '../domain/customers/customers.js';
 import { createVendor, checkVendorInput, vendorKey, vendorView, type VendorInput } from '../domain/vendors/vendors.js';
 import { billView, checkBillInput, createBill, type BillInput } from '../domain/bills/bills.js';
 import { checkInvoiceInput, createInvoice, invoiceView, type InvoiceInput } from '../domain/invoices/invoices.js';
@@ -91,7 +91,17 @@ function childSyncer<I extends object>(spec: {
 
 const syncers: Record<SyncKind, Syncer> = {
   customers: {
-    check: (ctx, items) => checkAgainst(ctx, 'customers', 'createCustomer', 'POST', '/customers', items),
+    check: (ctx, items) => {
+      checkAgainst(ctx, 'customers', 'createCustomer', 'POST', '/customers', items);
+      const externalIds = new Set<string>();
+      items.forEach((item, i) => {
+        const input = item as CustomerInput;
+        prefixed(`customers[${i}].`, () => checkCustomerInput(ctx.account, input));
+        if (input.external_id === undefined) return;
+        if (externalIds.has(input.external_id)) throw invalidFields({ [`customers[${i}].external_id`]: 'is used by another customer of this sync' });
+        externalIds.add(input.external_id);
+      });
+    },
     create: (ctx, item) => {
       const input = item as CustomerInput;
       const customer = createCustomer(ctx.deps, ctx.account, { ...input, customer_integration_id: input.customer_integration_id ?? ctx.account.newId('acc') });

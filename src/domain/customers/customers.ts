@@ -46,11 +46,18 @@ export function getCustomer(account: Account, id: string): Customer {
 
 export type CustomerInput = Schema<'CustomerCreateInput'> & { customer_integration_id?: string };
 
-export function createCustomer(deps: Deps, account: Account, input: CustomerInput): Customer {
-  const ids = externalIds(account);
-  if (input.external_id !== undefined && Object.hasOwn(ids, input.external_id)) {
+/** The rules of a new customer beyond its schema: an external_id names one customer of the account. */
+export function checkCustomerInput(account: Account, input: CustomerInput): void {
+  // Read without creating the module's state: a refused request writes nothing.
+  if (input.external_id === undefined || !account.hasState('customer_external_ids')) return;
+  if (Object.hasOwn(externalIds(account), input.external_id)) {
     throw new ApiError(Errors.badRequest, { message: 'This external id is already used', validation_errors: { external_id: 'is already used by another customer' } });
   }
+}
+
+export function createCustomer(deps: Deps, account: Account, input: CustomerInput): Customer {
+  checkCustomerInput(account, input);
+  const ids = externalIds(account);
   const now = account.clock.iso();
   const customer = {
     ...withNulls(input, [...CREATE_FIELDS, 'customer_integration_id']),
