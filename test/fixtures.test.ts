@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createDeps } from '../src/app.js';
 import { eventLog } from '../src/events/events.js';
 import { validRoutingNumber } from '../src/domain/vendors/vendors.js';
-import { TEST_ACCOUNT_FAILURES } from '../src/domain/vendor-payments/vendor-payments.js';
+import { TEST_ACCOUNT_FAILURES } from '../src/domain/vendor-payments/records.js';
 import {
   accountNumber, bankInput, billInput, cardInput, customerInput, customerUserInput, invoiceInput, paymentRequestInput, routingNumber, seededFaker, vendorInput, vendorPaymentItem, webhookInput,
 } from '../src/fixtures/factories.js';

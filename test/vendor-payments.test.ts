@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { ApiError } from '../src/http/errors.js';
 import { transition } from '../src/domain/machine.js';
-import { vendorPaymentMachine } from '../src/domain/vendor-payments/vendor-payments.js';
+import { vendorPaymentMachine } from '../src/domain/vendor-payments/records.js';
 import { bankAccount, GOOD_ACCOUNT, Payables } from './payables-helpers.js';
 
 let p: Payables;

@@ -8,6 +8,7 @@ import { checkCustomerInput, createCustomer, customerView, type CustomerInput } 
 import { createVendor, checkVendorInput, vendorKey, vendorView, type VendorInput } from '../domain/vendors/vendors.js';
 import { billView, checkBillInput, createBill, type BillInput } from '../domain/bills/bills.js';
 import { checkInvoiceInput, createInvoice, invoiceView, type InvoiceInput } from '../domain/invoices/invoices.js';
+import { autopay } from '../domain/payments/payments.js';
 
 /** The order kinds are created in: an item may name an item of an earlier kind (see SyncRefs). */
 export const SYNC_ORDER = ['customers', 'invoices', 'vendors', 'bills'] as const;
@@ -114,6 +115,7 @@ const syncers: Record<SyncKind, Syncer> = {
     check: (ctx, input, customerInSync) => checkInvoiceInput(ctx.account, input, { customerInSync }),
     create: (ctx, input) => {
       const invoice = createInvoice(ctx.deps, ctx.account, input, { source: 'accounting_integration' });
+      autopay(ctx.deps, ctx.account, invoice);
       return { id: invoice.id, view: invoiceView(invoice) };
     },
   }),

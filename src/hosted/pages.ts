@@ -14,7 +14,8 @@ import {
   addBankMethod, addCardMethod, cardFromToken, listMethods, testValueFailure, type PaymentMethodRecord,
 } from '../domain/payment-methods/payment-methods.js';
 import { money } from '../domain/payments/money.js';
-import { payableAmount, payInvoice, payments, refuseUnpayable } from '../domain/payments/payments.js';
+import { payableAmount, payInvoice, refuseUnpayable } from '../domain/payments/payments.js';
+import { payments } from '../domain/payments/records.js';
 import { expireIfDue, movePaymentRequest, paymentRequests, payPaymentRequest, type PaymentRequest } from '../domain/payments/payment-requests.js';
 
 const esc = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -9,7 +9,8 @@ import type { Account } from '../store/store.js';
 import { createCustomer, customerEventData, customers, getCustomer, type Customer } from '../domain/customers/customers.js';
 import { createInvoice, getInvoice, invoiceEventData, invoices, type Invoice } from '../domain/invoices/invoices.js';
 import { addCardMethod, paymentMethodEventData, paymentMethods, type PaymentMethodRecord } from '../domain/payment-methods/payment-methods.js';
-import { payInvoice, paymentEventData, payments, runProcessJob, runSettleJob, type Payment } from '../domain/payments/payments.js';
+import { autopay, payInvoice, paymentEventData, runProcessJob, runSettleJob } from '../domain/payments/payments.js';
+import { payments, type Payment } from '../domain/payments/records.js';
 import { payoutEventData, payouts, PAYOUT_FAILURE_REASON, type Payout } from '../domain/payouts/payouts.js';
 import { addDays, calendarDate } from '../domain/dates.js';
 
@@ -77,11 +78,13 @@ function fakeInvoice(deps: Deps, account: Account, customer: Customer): Invoice 
   const faker = fakerFor(account);
   const quantity = faker.number.int({ min: 1, max: 5 });
   const amount = faker.number.int({ min: 20, max: 900 });
-  return createInvoice(deps, account, {
+  const invoice = createInvoice(deps, account, {
     customer_id: customer.id,
     due_date: calendarDate(addDays(account.clock.nowMs(), 30)),
     line_items: [{ description: faker.commerce.productName(), quantity, amount }],
   });
+  autopay(deps, account, invoice);
+  return invoice;
 }
 
 function invoiceFor(deps: Deps, account: Account, entityId: string | undefined): { invoice: Invoice; made: boolean } {

@@ -8,7 +8,7 @@ import { isCalendarDate } from '../dates.js';
 import { MAX_AMOUNT } from '../payments/money.js';
 import { defineMachine, transition } from '../machine.js';
 import { getVendor } from '../vendors/vendors.js';
-import { cancelOpenPayments, openPaymentsOf, paymentsOfBill, reschedulePayments, vendorPaymentView } from '../vendor-payments/vendor-payments.js';
+import { cancelOpenPayments, openPaymentsOf, paymentsOfBill, reschedulePayments, vendorPaymentView } from '../vendor-payments/records.js';
 import { LIMITS } from '../../limits.js';
 
 export type BillStatus = 'draft' | 'needs_approval' | 'processing' | 'paid' | 'deleted' | 'failed';

@@ -12,7 +12,8 @@ import { getCustomer } from '../customers/customers.js';
 import { getInvoice } from '../invoices/invoices.js';
 import { parseIsoInstant } from '../dates.js';
 import type { MethodKind } from '../payments/money.js';
-import { payInvoice, type Payment } from '../payments/payments.js';
+import { payInvoice } from '../payments/payments.js';
+import type { Payment } from '../payments/records.js';
 
 export async function issueCheckoutToken(deps: Deps, account: Account, principal: Principal, input: { customer_id: string; invoice_id?: string }) {
   // The real service answers a missing invoice_id with 400 "invalid invoice id".

@@ -8,6 +8,7 @@ import {
   archiveInvoice, createInvoice, findByNumber, getInvoice, invoices, invoiceView, restoreInvoice, type Invoice,
 } from './invoices.js';
 import { invoicePdfPath, uploadInvoicePdf } from './pdf.js';
+import { autopay } from '../payments/payments.js';
 import { endOfCalendarDate, isCalendarDate, startOfCalendarDate } from '../dates.js';
 
 /** Sandbox choice: hosted payment links stay valid 30 days (the page always shows the current state). */
@@ -48,7 +49,11 @@ const listInvoices: Handler = ({ account, query }) => {
 
 export const invoiceHandlers: Record<string, Handler> = {
   listInvoices,
-  createInvoice: ({ deps, account, body }) => created(invoiceView(createInvoice(deps, account, body, { source: 'api' }))),
+  createInvoice: ({ deps, account, body }) => {
+    const invoice = createInvoice(deps, account, body, { source: 'api' });
+    autopay(deps, account, invoice);
+    return created(invoiceView(invoice));
+  },
   getInvoice: ({ account, params }) => ok(invoiceView(getInvoice(account, params.id))),
   archiveInvoice: ({ deps, account, params }) => ok(invoiceView(archiveInvoice(deps, account, params.id))),
   restoreInvoice: ({ deps, account, params }) => ok(invoiceView(restoreInvoice(deps, account, params.id))),

@@ -6,7 +6,6 @@ import { defineCollection, type Account } from '../../store/store.js';
 import { customers, type Customer } from '../customers/customers.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
 import { cents, isCents, MAX_AMOUNT } from '../payments/money.js';
-import { payInvoice } from '../payments/payments.js';
 import { addDays, startOfCalendarDate } from '../dates.js';
 
 export type InvoiceStatus = 'UPCOMING' | 'OVERDUE' | 'RECEIVED' | 'PAID' | 'ARCHIVED';
@@ -178,8 +177,7 @@ export function createInvoice(deps: Deps, account: Account, input: InvoiceInput,
   numbers(account)[invoice.invoice_number] = invoice.id;
   if (invoice.status === 'UPCOMING') scheduleOverdue(deps, account, invoice);
   deps.events.record(account, 'invoice_created', invoice.id, invoiceEventData(invoice));
-  // Autopay (sandbox choice of the spec's exclude_from_autopay): charged at creation with the default method.
-  if (!invoice.exclude_from_autopay && customer.default_payment_method_id) payInvoice(deps, account, invoice.id, { source: 'autopay' });
+  // Every caller then runs autopay (src/domain/payments/payments.ts), which needs this module.
   return invoice;
 }
 

@@ -2,7 +2,8 @@
 // payment in flight, refund, open a chargeback, expire a payment request.
 import { ok, type Handler } from '../../http/context.js';
 import { movePaymentRequest, paymentRequests, paymentRequestView } from './payment-requests.js';
-import { chargebackPayment, failPayment, payInvoice, payments, paymentView, refundPayment } from './payments.js';
+import { chargebackPayment, failPayment, payInvoice, paymentView, refundPayment } from './payments.js';
+import { payments } from './records.js';
 
 export const paymentControlHandlers: Record<string, Handler> = {
   sandboxPayInvoice: ({ deps, account, params, body }) =>

@@ -3,7 +3,8 @@
 import { created, ok, type Handler } from '../../http/context.js';
 import { pageParams, timeWindow } from '../../http/pagination.js';
 import { createPaymentRequest, expireIfDue, paymentRequests, paymentRequestView } from './payment-requests.js';
-import { payments, paymentView, type Payment } from './payments.js';
+import { paymentView } from './payments.js';
+import { payments, type Payment } from './records.js';
 
 const listPayments: Handler = ({ account, query }) => {
   const createdIn = timeWindow(query.created_at_start, query.created_at_end);

@@ -6,7 +6,8 @@ import { signLink } from '../../hosted/signed-links.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
 import { cents, isCents, MAX_AMOUNT, type MethodKind } from './money.js';
-import { startPayment, type Payment } from './payments.js';
+import { startPayment } from './payments.js';
+import type { Payment } from './records.js';
 
 export type PaymentRequestStatus = 'pending' | 'paid' | 'expired' | 'cancelled';
 

@@ -4,45 +4,14 @@
 // goes through payInvoice or startPayment.
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors } from '../../http/errors.js';
-import { defineCollection, type Account } from '../../store/store.js';
+import type { Account } from '../../store/store.js';
 import { customers } from '../customers/customers.js';
 import { canTransition, defineMachine, transition } from '../machine.js';
 import { amountDue, getInvoice, invoiceMachine, invoices, isPayable, moveInvoice, reopenEvent, type Invoice } from '../invoices/invoices.js';
 import { defaultKind, paymentMethods, type PaymentMethodRecord } from '../payment-methods/payment-methods.js';
 import { addToPayout } from '../payouts/payouts.js';
 import { cents, feeFor, isCents, type MethodKind } from './money.js';
-
-export type PaymentStatus = 'pending' | 'processing' | 'succeeded' | 'failed' | 'refunded';
-export type PaymentType = 'invoice_payment' | 'payment_request';
-export type PaymentSource = 'hosted_page' | 'checkout' | 'sandbox' | 'autopay';
-
-export interface Payment {
-  id: string;
-  created_at: string;
-  updated_at: string;
-  type: PaymentType;
-  status: PaymentStatus;
-  amount: number;
-  currency: string;
-  customer_id: string | null;
-  invoice_id: string | null;
-  payment_request_id: string | null;
-  payment_method: MethodKind;
-  payment_method_id: string | null;
-  failure_reason: string | null;
-  fees: number;
-  due_date: string | null;
-  payout_id: string | null;
-  refunded_amount: number;
-  chargeback: boolean;
-  chargeback_reason: string | null;
-  source: PaymentSource;
-  /** Failure the money path will end with (a test value), decided when the payment starts. */
-  planned_failure: string | null;
-  settled_at: string | null;
-}
-
-export const payments = defineCollection<Payment>('payments', ['customer_id', 'invoice_id']);
+import { payments, type Payment, type PaymentSource, type PaymentType } from './records.js';
 
 export const paymentMachine = defineMachine({
   resource: 'payment',
@@ -159,6 +128,16 @@ export function payableAmount(invoice: Invoice, amount?: number): number {
 }
 
 /** Pay an invoice as its customer: the hosted page, checkout, autopay and the control plane use this. */
+/**
+ * Autopay (sandbox choice of the spec's exclude_from_autopay): a new invoice is charged at once with
+ * its customer's default payment method. Every way of creating an invoice calls it right after
+ * createInvoice (here, above invoices, so that invoices.ts does not import payments).
+ */
+export function autopay(deps: Deps, account: Account, invoice: Invoice): void {
+  if (invoice.exclude_from_autopay || !customers(account).get(invoice.customer_id)?.default_payment_method_id) return;
+  payInvoice(deps, account, invoice.id, { source: 'autopay' });
+}
+
 export function payInvoice(deps: Deps, account: Account, invoiceId: string, input: PayInvoiceInput): Payment {
   const invoice = getInvoice(account, invoiceId);
   refuseUnpayable(invoice);

@@ -6,7 +6,7 @@ import { LIMITS } from '../../limits.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import { FEES, cents, type MethodKind } from '../payments/money.js';
-import { payments, type Payment } from '../payments/payments.js';
+import { payments, type Payment } from '../payments/records.js';
 import { addDays, calendarDate, startOfCalendarDate, startOfNextDay } from '../dates.js';
 
 export type PayoutStatus = 'scheduled' | 'processing' | 'succeeded' | 'failed';

@@ -3,8 +3,9 @@ import { ok, type Handler } from '../../http/context.js';
 import { submitVendorData } from '../vendors/activation.js';
 import { dataRequestView, vendorView } from '../vendors/vendors.js';
 import {
-  bulkCancelVendorPayments, cancelVendorPayment, failVendorPayment, initiateVendorPayments, retryVendorPayment, vendorPaymentView,
+  bulkCancelVendorPayments, cancelVendorPayment, failVendorPayment, initiateVendorPayments, retryVendorPayment,
 } from './vendor-payments.js';
+import { vendorPaymentView } from './records.js';
 
 /** Sandbox choice: the failure_reason of a simulated failure when none is given (an ACH return). */
 const DEFAULT_FAILURE_REASON = 'bank_return';
