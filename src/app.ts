@@ -11,7 +11,7 @@ import { createToken } from './auth/handlers.js';
 import { Scheduler } from './clock/scheduler.js';
 import type { RealNow } from './clock/clock.js';
 import { Events } from './events/events.js';
-import { ApiError, Errors } from './http/errors.js';
+import { ApiError, Errors } from './errors.js';
 import { createBackend, loadDocument } from './http/openapi.js';
 import { responseCheckerFor } from './http/response-check.js';
 import { RateLimiter } from './http/rate-limit.js';

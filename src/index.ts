@@ -9,7 +9,7 @@ import type { Deps } from './deps.js';
 import { didYouMean } from './suggest.js';
 import { tokenRequestInit } from './auth/tokens.js';
 import { streamHub } from './stream/feature.js';
-import type { HttpErrorBody } from './http/errors.js';
+import type { HttpErrorBody } from './errors.js';
 import { answerClientErrors } from './http/client-error.js';
 import { LIMITS } from './limits.js';
 import type { ScenarioDocument } from './scenarios/document.js';

@@ -3,7 +3,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { billMachine } from '../src/domain/bills/bills.js';
 import { transition } from '../src/domain/machine.js';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/errors.js';
 import { Payables } from './payables-helpers.js';
 
 let p: Payables;

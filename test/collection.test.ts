@@ -3,7 +3,7 @@
 // the objects, a cursor of the earlier numbering then refused with 400 invalid cursor. Internal
 // bookkeeping, not visible through HTTP, so tested on the class.
 import { describe, expect, it } from '@jest/globals';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/errors.js';
 import { Collection, type CollectionData } from '../src/store/collection.js';
 
 interface Item { id: string; kind: string }

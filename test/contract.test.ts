@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import type request from 'supertest';
-import { Errors } from '../src/http/errors.js';
+import { Errors } from '../src/errors.js';
 import { loadDocument } from '../src/http/openapi.js';
 import { LIMITS } from '../src/limits.js';
 import { setup, type TestSandbox } from './helpers.js';
@@ -95,7 +95,7 @@ function call(op: Op, { path, body, auth = true, query = '' }: { path?: string; 
 describe('error codes', () => {
   const templates = [...new Set(Object.values(Errors).map((t) => t.code))];
 
-  it.each(['openapi', 'control-plane'] as const)('HttpError.code of %s lists exactly the codes of the templates in src/http/errors.ts', (doc) => {
+  it.each(['openapi', 'control-plane'] as const)('HttpError.code of %s lists exactly the codes of the templates in src/errors.ts', (doc) => {
     const code = resolve(doc, loadDocument(doc).document.components?.schemas?.HttpError).properties.code;
     expect(code.enum).toEqual(templates);
     expect(code['x-enum-descriptions']).toHaveLength(templates.length);

@@ -4,7 +4,7 @@
 // tables are walked pair by pair over HTTP in their test files; these pin the helpers themselves.
 import { describe, expect, it } from '@jest/globals';
 import { allowedEvents, canTransition, defineMachine, transition } from '../src/domain/machine.js';
-import { ApiError, Errors } from '../src/http/errors.js';
+import { ApiError, Errors } from '../src/errors.js';
 
 const door = defineMachine({
   resource: 'door',

@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { loadDocument } from '../src/http/openapi.js';
 import { responseCheckerFor } from '../src/http/response-check.js';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/errors.js';
 import { transition, type Machine } from '../src/domain/machine.js';
 import { invoiceMachine } from '../src/domain/invoices/invoices.js';
 import { paymentMachine } from '../src/domain/payments/payments.js';

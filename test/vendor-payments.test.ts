@@ -2,7 +2,7 @@
 // fail, retry, hold and release, idempotency, per-item results, cancel and bulk-cancel, the
 // control-plane failure, and the payment state table.
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/errors.js';
 import { transition } from '../src/domain/machine.js';
 import { vendorPaymentMachine } from '../src/domain/vendor-payments/records.js';
 import { bankAccount, GOOD_ACCOUNT, Payables } from './payables-helpers.js';

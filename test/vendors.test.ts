@@ -3,7 +3,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { dataRequestMachine, vendorMachine } from '../src/domain/vendors/vendors.js';
 import { transition, type Machine } from '../src/domain/machine.js';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/errors.js';
 import { setup, type Api, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;

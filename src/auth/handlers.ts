@@ -1,7 +1,7 @@
 // Owns POST /oauth/token: the client (already authenticated from its Basic header by
 // clientBasicSecurity), grant_type and the optional OAuth `scope` in a form body.
 import type { Handler } from '../http/context.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { loadDocument } from '../http/openapi.js';
 import { scopeAllows, tokenGeneration } from './tokens.js';
 

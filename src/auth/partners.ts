@@ -3,7 +3,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DefaultCredentials, Environment } from '../config.js';
 import { ENVIRONMENTS } from '../config.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import type { Account, KeyRecord, PartnerRecord, Store } from '../store/store.js';
 

@@ -5,7 +5,7 @@
 // the control plane.
 import type { Context } from 'openapi-backend';
 import type { Deps } from '../deps.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import type { Principal } from '../http/context.js';
 import type { RequestState, SecurityHandler } from '../http/router.js';
 import { ACCESS_AUDIENCE, assertCurrentGeneration, scopeAllows, scopeClaim, type AccessClaims } from './tokens.js';

@@ -6,7 +6,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Environment } from '../config.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import type { Account } from '../store/store.js';
 import { LIMITS } from '../limits.js';
 

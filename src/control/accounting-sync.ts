@@ -2,7 +2,7 @@
 // integration. Each kind checks its items against the API's own create schema and rules; nothing is
 // created unless every item passes. Later kinds may reference earlier items of the same sync.
 import type { HandlerContext } from '../http/context.js';
-import { ApiError, invalidFields } from '../http/errors.js';
+import { ApiError, invalidFields } from '../errors.js';
 import { validationErrors } from '../http/openapi.js';
 import { checkCustomerInput, createCustomer, customerView, type CustomerInput } from '../domain/customers/customers.js';
 import { createVendor, checkVendorInput, vendorKey, vendorView, type VendorInput } from '../domain/vendors/vendors.js';

@@ -9,7 +9,7 @@ import type { Feature } from '../feature.js';
 import { DEFAULT_PARTNER_ID, publicKey } from '../auth/partners.js';
 import { expireTokens } from '../auth/tokens.js';
 import { verifiedAccessClaims } from '../auth/security.js';
-import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
 import type { Account } from '../store/store.js';

@@ -1,7 +1,7 @@
 // Owns transition tables: each resource's state machine is data (state -> event -> next state),
 // and `transition` is the only way a status changes. An illegal move answers the table's error
 // with the current state and the events a partner may ask for in it.
-import { ApiError, type ErrorTemplate, Errors } from '../http/errors.js';
+import { ApiError, type ErrorTemplate, Errors } from '../errors.js';
 
 export interface Machine<S extends string, E extends string> {
   /** Name used in messages, e.g. "bill". */

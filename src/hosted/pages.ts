@@ -4,7 +4,7 @@
 import type { Express, Request, Response } from 'express';
 import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
-import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../errors.js';
 import type { Account } from '../store/store.js';
 import { verifyLink } from './signed-links.js';
 import { customers } from '../domain/customers/customers.js';

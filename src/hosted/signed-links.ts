@@ -4,7 +4,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import type { Deps } from '../deps.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import type { Account } from '../store/store.js';
 
 export const SIGNED_LINK_TTL_SECONDS = 3600;

@@ -4,7 +4,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
-import { ApiError, Errors, type ErrorTemplate } from './errors.js';
+import { ApiError, Errors, type ErrorTemplate } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LIMITS } from '../limits.js';
 

@@ -5,7 +5,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
-import { ApiError, Errors } from './errors.js';
+import { ApiError, Errors } from '../errors.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -3,7 +3,7 @@
 // window has nothing left to count: its bucket is dropped, so the buckets do not grow with keys seen.
 import type { RealNow } from '../clock/clock.js';
 import { LIMITS } from '../limits.js';
-import { ApiError, Errors } from './errors.js';
+import { ApiError, Errors } from '../errors.js';
 
 const WINDOW_MS = LIMITS.rateLimitWindowMs;
 

@@ -11,7 +11,7 @@ import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
 import type { Environment } from '../config.js';
 import type { Deps } from '../deps.js';
 import type { Account } from '../store/store.js';
-import { ApiError, Errors } from './errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { linkOrigin, type Handler, type HandlerContext, type Principal, type Reply } from './context.js';
 import { validationErrors } from './openapi.js';
 import type { ResponseChecker } from './response-check.js';

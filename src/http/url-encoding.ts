@@ -3,7 +3,7 @@
 // so no decode deeper down can throw and answer 500.
 import type { NextFunction, Request, Response } from 'express';
 import type { Deps } from '../deps.js';
-import { ApiError, Errors } from './errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { errorReply, send } from './router.js';
 
 const WHY = "has malformed percent-encoding: every '%' must start a %XX escape, and the escaped bytes must be UTF-8";

@@ -2,7 +2,7 @@
 // and JPEG, the text layer of PDFs (pdf-parse), and the documented patterns that pull invoice fields
 // out of that text. The sandbox reads no pixels: images and PDFs without text come back with warnings.
 import { isCalendarDate } from '../domain/dates.js';
-import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../errors.js';
 import { LIMITS } from '../limits.js';
 
 /** Sandbox choice: decoded documents above 10 MB are refused with 413 (the same limit as invoice PDFs). */

@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../errors.js';
 import { looksNumeric, refusalOf } from './address-policy.js';
 import { LIMITS } from '../limits.js';
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { ApiError, invalidFields, describeFields } from '../http/errors.js';
+import { ApiError, invalidFields, describeFields } from '../errors.js';
 import { canonicalJson } from '../canonical-json.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
 import { unforceable } from './replies.js';

@@ -2,7 +2,7 @@
 // (control plane), their per-account counters, and deciding what a request or a webhook attempt gets.
 import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import type { DeliveryFault } from '../faults.js';
 import { createRandom } from '../random.js';

@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../faults.js';
 import type { Feature } from '../feature.js';
 import { created, ok, type Handler } from '../http/context.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { parseScenario, readScenarioArgument } from './document.js';
 import { ScenarioEngine, type LoadedScenario } from './engine.js';
 import { SCENARIO_ENGINE, preferInterceptor, scenarioInterceptor } from './intercept.js';

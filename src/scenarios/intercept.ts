@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import type { HandlerContext, Reply } from '../http/context.js';
-import { invalidFields } from '../http/errors.js';
+import { invalidFields } from '../errors.js';
 import type { Interceptor } from '../http/router.js';
 import type { Account } from '../store/store.js';
 import type { ScenarioEngine } from './engine.js';

@@ -2,7 +2,7 @@
 // HttpError for an error status, or the operation's documented example for a success status.
 import type { Deps } from '../deps.js';
 import type { Reply } from '../http/context.js';
-import { Errors, templateForStatus, ApiError } from '../http/errors.js';
+import { Errors, templateForStatus, ApiError } from '../errors.js';
 import { documentOperations, loadDocument } from '../http/openapi.js';
 import type { Account } from '../store/store.js';
 
@@ -81,7 +81,7 @@ export function exampleReply(operationId: string, status: number): Reply | undef
 /** A realistic HttpError for a documented error status, as the real service would word it. */
 export function errorReplyFor(deps: Deps, account: Account, status: number, override: { code?: string; message?: string } = {}): Reply {
   const template = templateForStatus(status);
-  if (!template) throw new Error(`no error template answers ${status}: add one to src/http/errors.ts`);
+  if (!template) throw new Error(`no error template answers ${status}: add one to src/errors.ts`);
   let message = template.message;
   const headers: Record<string, string> = {};
   if (template === Errors.rateLimited) {

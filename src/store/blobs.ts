@@ -7,7 +7,7 @@ import { mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import type { Account, Store } from './store.js';
 

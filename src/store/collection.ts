@@ -3,7 +3,7 @@
 // plus the objects a filter skips, never a copy of the whole collection. Deleted objects leave
 // tombstones that are cleared in amortised O(1): from the oldest end as retention drops history,
 // and by a compaction once the ones in the middle outnumber the objects.
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
 
 /** What one write did, for the store's persistence (see src/store/persistence/journal.ts). */

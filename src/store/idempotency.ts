@@ -4,7 +4,7 @@
 // LIMITS.idempotencyKeyHours on the account clock, and beyond LIMITS.idempotencyKeysPerAccount per
 // store the oldest first, so the records do not grow with traffic.
 import { createHash } from 'node:crypto';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { canonicalJson } from '../canonical-json.js';
 import { LIMITS } from '../limits.js';
 import type { Account } from './store.js';

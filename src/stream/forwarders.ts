@@ -5,7 +5,7 @@
 // removed when the stream closes, when the sandbox restarts, and re-made after an account reset.
 import type { Deps } from '../deps.js';
 import { TOPICS, type Topic } from '../events/events.js';
-import { invalidFields } from '../http/errors.js';
+import { invalidFields } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import type { Account } from '../store/store.js';
 import { webhookQueue } from '../webhooks/queue.js';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
 import type { EventRecord } from '../events/events.js';
-import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../errors.js';
 import { documentOperations } from '../http/openapi.js';
 import type { JournalEntry } from '../journal/journal.js';
 import { LIMITS } from '../limits.js';

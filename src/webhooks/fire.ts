@@ -4,7 +4,7 @@
 import { Faker, en } from '@faker-js/faker';
 import type { Deps } from '../deps.js';
 import { eventLog, type EventRecord, type Topic } from '../events/events.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import type { Account } from '../store/store.js';
 import { createCustomer, customerEventData, customers, getCustomer, type Customer } from '../domain/customers/customers.js';
 import { createInvoice, getInvoice, invoiceEventData, invoices, type Invoice } from '../domain/invoices/invoices.js';

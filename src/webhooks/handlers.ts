@@ -3,7 +3,7 @@
 import type { Feature } from '../feature.js';
 import { created, ok, type Handler } from '../http/context.js';
 import { pageParams } from '../http/pagination.js';
-import { ApiError, Errors } from '../http/errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { fireEvent } from './fire.js';
 import { deliveryBody, listAttempts, listHistory } from './history.js';
 import { WEBHOOKS_SERVICE, WebhookQueue, webhookQueue } from './queue.js';

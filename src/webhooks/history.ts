@@ -1,7 +1,7 @@
 // Owns the delivery history: one record per (event, subscription) with its status (pending, sent,
 // failed), attempts and last error, and the log of every attempt shown by the control plane.
 import { eventLog, type EventRecord, type Topic } from '../events/events.js';
-import { invalidFields } from '../http/errors.js';
+import { invalidFields } from '../errors.js';
 import { pageParams, timeWindow } from '../http/pagination.js';
 import { parseIsoInstant } from '../domain/dates.js';
 import { defineCollection, type Account } from '../store/store.js';

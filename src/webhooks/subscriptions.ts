@@ -4,7 +4,7 @@
 // LIMITS.webhookDeletedSubscriptionsKept deleted ones still listed.
 import type { Deps } from '../deps.js';
 import type { Topic } from '../events/events.js';
-import { ApiError, Errors, invalidFields } from '../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../errors.js';
 import { defineCollection, type Account } from '../store/store.js';
 import { LIMITS } from '../limits.js';
 

@@ -1,7 +1,7 @@
 // Owns bill records, the bill state table (the spec's, plus the payment-driven moves it leaves open),
 // status history, line items with sequence, pay dates and the per-item rules of bulk operations.
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../../errors.js';
 import type { Page } from '../../store/collection.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { isCalendarDate } from '../dates.js';

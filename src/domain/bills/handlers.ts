@@ -1,6 +1,6 @@
 // Owns the bill operations: each a short story over bills.ts and upload.ts.
 import { created, ok, type Handler, type HandlerContext } from '../../http/context.js';
-import { ApiError, Errors } from '../../http/errors.js';
+import { ApiError, Errors } from '../../errors.js';
 import { pageParams } from '../../http/pagination.js';
 import { signLink } from '../../hosted/signed-links.js';
 import {

@@ -3,7 +3,7 @@
 import type { Express } from 'express';
 import type { Deps } from '../../deps.js';
 import type { Feature } from '../../feature.js';
-import { ApiError, Errors } from '../../http/errors.js';
+import { ApiError, Errors } from '../../errors.js';
 import { asyncMiddleware, errorReply, send } from '../../http/router.js';
 import { verifyLink } from '../../hosted/signed-links.js';
 import { DATA_REQUEST_EXPIRE_JOB, expireDataRequest } from '../vendors/vendors.js';

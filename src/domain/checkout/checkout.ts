@@ -2,7 +2,7 @@
 // card-form credentials, the partner theme, the built-in address book, and idempotent checkout payments.
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../../errors.js';
 import type { Principal } from '../../http/context.js';
 import type { Account } from '../../store/store.js';
 import { defineIdempotencyKeys } from '../../store/idempotency.js';

@@ -1,7 +1,7 @@
 // Owns the customer and customer-user records, the customer state machine (active <-> archived),
 // the uniqueness of external_id within an account, and the customer_* event payloads.
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors } from '../../http/errors.js';
+import { ApiError, Errors } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import type { Schema } from '../../schemas.js';

@@ -1,7 +1,7 @@
 // Owns invoice records, their state machine (status follows the money and the account clock), the
 // rules of creation, archive and restore, the overdue job, and the invoice_* event payloads.
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { customers, type Customer } from '../customers/customers.js';
 import { canTransition, defineMachine, transition } from '../machine.js';

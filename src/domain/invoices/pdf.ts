@@ -2,7 +2,7 @@
 // HTTPS url fetched once; 10 MB; last write wins; synced invoices only; an opaque path) and the
 // bytes a signed pdf-link serves: the latest upload, else a rendering of the invoice.
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { fetchPdf, isPdf, PDF_FETCH_SERVICE, PDF_MAX_BYTES, tooLarge, type FetchOptions } from '../../pdf/fetch.js';
 import { renderInvoicePdf } from '../../pdf/render.js';
 import type { Account } from '../../store/store.js';

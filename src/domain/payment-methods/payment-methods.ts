@@ -3,7 +3,7 @@
 // and the payment_method_* event payloads. Magic test values decide how payments with a method end.
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { LIMITS } from '../../limits.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { customers, getCustomer } from '../customers/customers.js';

@@ -1,7 +1,7 @@
 // Owns payment requests: one-off hosted checkouts with a lifetime on the account clock
 // (pending -> paid, expired or cancelled), their input rules, and paying one from its hosted page.
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { signLink } from '../../hosted/signed-links.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { canTransition, defineMachine, transition } from '../machine.js';

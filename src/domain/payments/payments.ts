@@ -3,7 +3,7 @@
 // the payment_* event payloads. Every way of paying (hosted pages, checkout, control plane, autopay)
 // goes through payInvoice or startPayment.
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors } from '../../http/errors.js';
+import { ApiError, Errors } from '../../errors.js';
 import type { Account } from '../../store/store.js';
 import { customers } from '../customers/customers.js';
 import { canTransition, defineMachine, transition } from '../machine.js';

@@ -3,7 +3,7 @@
 // settled or failed per payment_speed), and a vendor's payments following it. The records, their
 // state table and view live in records.ts, which bills read without importing this module.
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../../errors.js';
 import type { JobData } from '../../store/store.js';
 import { type Account } from '../../store/store.js';
 import { defineIdempotencyKeys } from '../../store/idempotency.js';

@@ -1,7 +1,7 @@
 // Owns vendor deactivation and reactivation: which bills they affect (affected_bill_count), the 422
 // cases, and what happens to the vendor's unsent payments (held, then released, also when it submits its data).
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors } from '../../http/errors.js';
+import { ApiError, Errors } from '../../errors.js';
 import type { Account } from '../../store/store.js';
 import { bills, type BillStatus } from '../bills/bills.js';
 import { replaceVendorPayments, vendorHasPaymentInProcessing } from '../vendor-payments/vendor-payments.js';

@@ -1,7 +1,7 @@
 // Owns vendor records, the vendor state machine (active <-> inactive), the vendor's one bank account
 // (stored whole because payment outcomes depend on it, shown only masked) and vendor data requests.
 import type { Deps } from '../../deps.js';
-import { ApiError, Errors, invalidFields } from '../../http/errors.js';
+import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { defineMachine, transition } from '../machine.js';
 import { pick } from '../customers/customers.js';

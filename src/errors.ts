@@ -1,4 +1,5 @@
 // Owns every HttpError the sandbox can answer: one named template per code, and the ApiError that carries it.
+// At the bottom of the module graph (it imports nothing): the store, the domain and the HTTP layer all throw these.
 // Handlers throw `new ApiError(Errors.x, {...})`; nothing else builds an error body by hand.
 
 export interface ErrorTemplate {
