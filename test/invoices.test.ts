@@ -155,6 +155,22 @@ describe('links', () => {
     const pdf = await api.get(`/invoices/${inv.id}/pdf-link`);
     expect(pdf.body.url).toContain(`/hosted/files/invoices/${inv.id}.pdf?`);
   });
+
+  it.each([
+    ['X-Forwarded-Proto https (a proxy in front)', { 'X-Forwarded-Proto': 'https' }, /^https:\/\/127\.0\.0\.1(:\d+)?\/hosted\//],
+    ['X-Forwarded-Proto *', { 'X-Forwarded-Proto': '*' }, /^http:\/\/127\.0\.0\.1(:\d+)?\/hosted\//],
+    ['X-Forwarded-Proto ::1', { 'X-Forwarded-Proto': '::1' }, /^http:\/\/127\.0\.0\.1(:\d+)?\/hosted\//],
+    ['a Host header no URL can carry', { Host: ':::1' }, /^http:\/\/127\.0\.0\.1:\d+\/hosted\//],
+  ])('builds links that are URLs whatever the request says: %s', async (_what, headers, shape) => {
+    // Found by the fuzzer: `X-Forwarded-Proto: *` answered `*://...`, which the document's format: uri refuses.
+    const inv = await invoice(api, await customer(api));
+    for (const path of [`/invoices/${inv.id}/payment-link`, `/invoices/${inv.id}/pdf-link`]) {
+      const res = await sb.http.get(path).set('Authorization', `Bearer ${token}`).set(headers);
+      expect(res.status).toBe(200);
+      expect(res.body.url).toMatch(shape);
+      expect(() => new URL(res.body.url)).not.toThrow();
+    }
+  });
 });
 
 describe('accounting sync', () => {

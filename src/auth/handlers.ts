@@ -18,6 +18,15 @@ function knownScopes(): Set<string> {
  * The token's scope: the key's own, or the subset the form's `scope` asks for (RFC 6749 3.3:
  * space-separated). A scope the API does not define, or one the key was not granted: 400 invalid_scope.
  */
+/**
+ * The scopes a refusal names: at most five, each cut at 40 characters, and how many more. The
+ * message must stay within the document's 1,000 characters however long the asked scope was.
+ */
+function named(scopes: string[]): string {
+  const shown = scopes.slice(0, 5).map((scope) => (scope.length > 40 ? `${scope.slice(0, 40)}…` : scope)).join(', ');
+  return scopes.length > 5 ? `${shown} and ${scopes.length - 5} more` : shown;
+}
+
 function grantedScope(keyScope: string, requested: unknown): string {
   const asked = typeof requested === 'string' ? [...new Set(requested.split(' ').filter(Boolean))] : [];
   if (!asked.length) return keyScope;
@@ -25,8 +34,8 @@ function grantedScope(keyScope: string, requested: unknown): string {
   const refused = asked.filter((scope) => knownScopes().has(scope) && !scopeAllows(keyScope, scope));
   if (unknown.length || refused.length) {
     const why = [
-      unknown.length ? `${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not a scope of the API` : '',
-      refused.length ? `${refused.join(', ')} ${refused.length > 1 ? 'were' : 'was'} not granted to this key (it has: ${keyScope})` : '',
+      unknown.length ? `${named(unknown)} ${unknown.length > 1 ? 'are' : 'is'} not a scope of the API` : '',
+      refused.length ? `${named(refused)} ${refused.length > 1 ? 'were' : 'was'} not granted to this key (it has: ${keyScope})` : '',
     ].filter(Boolean).join('; ');
     throw new ApiError(Errors.invalidScope, { validation_errors: { scope: why } });
   }

@@ -47,7 +47,20 @@ export function created(body: unknown): Reply {
   return { status: 201, body };
 }
 
+/** A host a URL can carry: a name or IPv4 address, or a bracketed IPv6 address, and an optional port. */
+const URL_HOST = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+
+/**
+ * The origin of the links the sandbox hands out (hosted pages, signed files): --public-url, else the
+ * request's own (behind a proxy, the X-Forwarded-Proto and Host it passes on). A scheme other than
+ * http or https, or a Host no URL can carry, falls back to http and the server's own address: a
+ * link must always be a URL (the fuzzer found `X-Forwarded-Proto: *` answering `*://...`).
+ */
 export function linkOrigin(deps: Deps, req: Request): string {
   if (deps.config.publicUrl) return deps.config.publicUrl.replace(/\/+$/, '');
-  return `${req.protocol}://${req.get('host') ?? `${deps.config.host}:${deps.config.port}`}`;
+  const protocol = req.protocol === 'https' ? 'https' : 'http';
+  const host = req.get('host');
+  if (host && URL_HOST.test(host)) return `${protocol}://${host}`;
+  const own = deps.config.host.includes(':') ? `[${deps.config.host}]` : deps.config.host;
+  return `${protocol}://${own}:${deps.config.port}`;
 }
