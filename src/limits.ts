@@ -54,6 +54,8 @@ export const LIMITS = {
   partnersPerServer: 1_000,
   /** Due jobs run by one clock advance before it stops (a runaway guard). */
   jobsPerRun: 100_000,
+  /** Failed due jobs kept per account (GET /_sandbox/clock); the oldest dropped. */
+  failedJobsKept: 100,
   /** Live streams (GET /_sandbox/stream) open at once on one server. Beyond: 429 too_many_streams. */
   streamConnections: 32,
   /** Bytes of one stream a client has not read yet; beyond, the client is cut (it reconnects and re-reads history). */

@@ -80,7 +80,7 @@ describe('clock', () => {
     const advanced = await cli(['clock', 'advance', '30d', '--json']);
     expect(advanced.status).toBe(0);
     const view = JSON.parse(advanced.stdout);
-    expect(view).toEqual({ now: expect.any(String), offset_seconds: expect.any(Number), ran: expect.any(Number) });
+    expect(view).toEqual({ now: expect.any(String), offset_seconds: expect.any(Number), ran: expect.any(Number), failed_jobs: [] });
     // Real time moves on during the call: the clock reads the request's now plus 30 days.
     expect(Math.round(view.offset_seconds)).toBe(30 * 86_400);
     expect(Math.round(account().clock.offsetMs / 1000)).toBe(30 * 86_400);

@@ -92,7 +92,7 @@ describe('--fixtures demo', () => {
     sb = await setup({ fixtures: 'demo', seed: 'demo-1' });
     api = sb.as(await sb.token());
     // The history ends at the moment of loading: the clock reads real time, data is in the past.
-    expect((await sb.http.get('/_sandbox/clock')).body).toEqual({ now: new Date(START).toISOString(), offset_seconds: 0 });
+    expect((await sb.http.get('/_sandbox/clock')).body).toEqual({ now: new Date(START).toISOString(), offset_seconds: 0, failed_jobs: [] });
 
     const customers = await all(api, '/customers');
     expect(customers).toHaveLength(8);

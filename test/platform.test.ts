@@ -131,7 +131,7 @@ describe('rate limiting', () => {
 describe('the account clock', () => {
   it('reads real time plus its offset and moves only forward', async () => {
     const clock = (await sb.http.get('/_sandbox/clock')).body;
-    expect(clock).toEqual({ now: new Date(sb.time.now).toISOString(), offset_seconds: 0 });
+    expect(clock).toEqual({ now: new Date(sb.time.now).toISOString(), offset_seconds: 0, failed_jobs: [] });
     const advanced = (await sb.advance(90)).body;
     expect(advanced).toMatchObject({ now: new Date(sb.time.now + 90_000).toISOString(), offset_seconds: 90, ran: 0 });
     const to = new Date(sb.time.now + 3600_000).toISOString();

@@ -74,6 +74,38 @@ describe('the scheduler', () => {
     expect((await sb.http.get('/_sandbox/clock')).body.offset_seconds).toBe(30);
   });
 
+  it('a job that throws is shown where the clock is read and in the answer of the advance that ran it, and not retried', async () => {
+    sb.deps.scheduler.register('test.broken', () => {
+      throw new Error('broken job');
+    });
+    expect((await sb.http.get('/_sandbox/clock')).body.failed_jobs).toEqual([]);
+    const bad = note(10, 'bad', 'test.broken');
+    const failure = { id: bad.id, kind: 'test.broken', due_at: new Date(t0() + 10_000).toISOString().replace('.000Z', 'Z'), error: 'broken job', payload: { label: 'bad' } };
+    const first = await sb.advance(30);
+    expect(first.body).toMatchObject({ ran: 1, failed_jobs: [failure] });
+    const later = note(40, 'later', 'test.broken');
+    note(45, 'fine');
+    const second = await sb.advance(30);
+    expect(second.body.ran).toBe(2);
+    // Only this advance's failure; the clock keeps both, newest first; the first is not run again.
+    expect(second.body.failed_jobs).toEqual([{ ...failure, id: later.id, due_at: new Date(t0() + 40_000).toISOString().replace('.000Z', 'Z'), payload: { label: 'later' } }]);
+    expect((await sb.http.get('/_sandbox/clock')).body.failed_jobs.map((j: { id: string }) => j.id)).toEqual([later.id, bad.id]);
+    expect(seen).toEqual(['fine@45']);
+  });
+
+  it(`keeps the ${LIMITS.failedJobsKept} most recent failed jobs`, async () => {
+    sb.deps.scheduler.register('test.broken', () => {
+      throw new Error('broken job');
+    });
+    for (let i = 0; i < LIMITS.failedJobsKept + 5; i++) note(1 + i, `bad${i}`, 'test.broken');
+    const res = await sb.advance(LIMITS.failedJobsKept + 10);
+    expect(res.body.failed_jobs).toHaveLength(LIMITS.failedJobsKept);
+    const kept = (await sb.http.get('/_sandbox/clock')).body.failed_jobs;
+    expect(kept).toHaveLength(LIMITS.failedJobsKept);
+    expect(kept[0].payload.label).toBe(`bad${LIMITS.failedJobsKept + 4}`);
+    expect(kept.at(-1).payload.label).toBe('bad5');
+  });
+
   it(`stops a runaway after ${LIMITS.jobsPerRun} jobs in one advance; the rest run on the next`, async () => {
     let runs = 0;
     sb.deps.scheduler.register('test.runaway', (acc) => {

@@ -7,6 +7,34 @@ import { LIMITS } from '../limits.js';
 
 export type JobHandler = (account: Account, job: JobData) => Promise<void> | void;
 
+/** A due job that threw: kept on the account so the failure is visible, never retried (see failedJobs). */
+export interface FailedJob {
+  id: string;
+  kind: string;
+  /** When the job was due, on the account clock. */
+  due_at: string;
+  error: string;
+  payload: Record<string, unknown>;
+}
+
+const FAILED_JOBS = 'failed_jobs';
+
+/**
+ * The account's failed due jobs, oldest first, at most LIMITS.failedJobsKept. Read without creating
+ * the module's state, so a read writes nothing.
+ */
+export function failedJobs(account: Account): readonly FailedJob[] {
+  return account.hasState(FAILED_JOBS) ? account.state<FailedJob[]>(FAILED_JOBS, () => []) : [];
+}
+
+function recordFailure(account: Account, job: JobData, error: unknown): void {
+  const list = account.state<FailedJob[]>(FAILED_JOBS, () => []);
+  const message = error instanceof Error ? error.message : String(error);
+  list.push({ id: job.id, kind: job.kind, due_at: new Date(job.at).toISOString().replace(/\.\d{3}Z$/, 'Z'), error: message.slice(0, 300), payload: job.payload });
+  if (list.length > LIMITS.failedJobsKept) list.splice(0, list.length - LIMITS.failedJobsKept);
+  account.changed();
+}
+
 const MAX_JOBS_PER_RUN = LIMITS.jobsPerRun;
 
 export class Scheduler {
@@ -101,7 +129,10 @@ export class Scheduler {
       try {
         await handler(account, job);
       } catch (error) {
+        // Not retried: it would meet the same state and throw again. Kept on the account (GET
+        // /_sandbox/clock, the advance's answer) and logged, so the failure is seen, not swallowed.
         this.log.error({ err: error, kind: job.kind, account: account.id }, 'due job failed');
+        recordFailure(account, job, error);
       }
       ran += 1;
     }

@@ -8,6 +8,7 @@ import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
 import { DEFAULT_PARTNER_ID, publicKey } from '../auth/partners.js';
 import { expireTokens } from '../auth/tokens.js';
+import { failedJobs, type FailedJob } from '../clock/scheduler.js';
 import { verifiedAccessClaims } from '../auth/security.js';
 import { ApiError, Errors, invalidFields } from '../errors.js';
 import { LIMITS } from '../limits.js';
@@ -48,6 +49,11 @@ function reachable(principal: Principal): string | undefined {
 
 function clockView(account: Account) {
   return { now: account.clock.iso(), offset_seconds: account.clock.offsetMs / 1000 };
+}
+
+/** Failed due jobs, newest first. */
+function newestFirst(jobs: readonly FailedJob[]): FailedJob[] {
+  return [...jobs].reverse();
 }
 
 const reset: Handler = ({ deps, account, principal }) => {
@@ -100,9 +106,13 @@ function advanceTarget(account: Account, body: { seconds?: number; to?: string }
 }
 
 const advanceClock: Handler = async ({ deps, account, body }) => {
-  const ran = await deps.scheduler.advance(account, advanceTarget(account, body));
+  const target = advanceTarget(account, body);
+  const before = failedJobs(account).at(-1);
+  const ran = await deps.scheduler.advance(account, target);
   deps.activity.emit('clock', account);
-  return ok({ ...clockView(account), ran });
+  const all = failedJobs(account);
+  const fresh = before ? all.slice(all.indexOf(before) + 1) : all;
+  return ok({ ...clockView(account), ran, failed_jobs: newestFirst(fresh) });
 };
 
 /** Every token of the account (access and checkout) expires now; the next call with one answers 401. */
@@ -129,7 +139,7 @@ export const controlFeature: Feature = {
     sandboxCreateKey: createKey,
     sandboxRenameKey: ({ deps, principal, params, body }) => ok(publicKey(deps.partners.rename(params.client_id, body.name, reachable(principal)))),
     sandboxRevokeKey: ({ deps, principal, params }) => ok(publicKey(deps.partners.revoke(params.client_id, reachable(principal)))),
-    sandboxGetClock: ({ account }) => ok(clockView(account)),
+    sandboxGetClock: ({ account }) => ok({ ...clockView(account), failed_jobs: newestFirst(failedJobs(account)) }),
     sandboxAdvanceClock: advanceClock,
     sandboxAccountingSync: accountingSync,
     sandboxExpireTokens: expireAccountTokens,
