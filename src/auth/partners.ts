@@ -3,6 +3,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DefaultCredentials, Environment } from '../config.js';
 import { ENVIRONMENTS } from '../config.js';
+import { parseBasic } from './authorization-header.js';
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import type { Account, KeyRecord, PartnerRecord, Store } from '../store/store.js';
@@ -137,14 +138,6 @@ export class Partners {
 export function publicKey(key: KeyRecord) {
   const { secret_sha256: _secret, ...shown } = key;
   return shown;
-}
-
-/** client_id and secret from `Authorization: Basic BASE64(client_id:client_secret)`, if well formed. */
-export function parseBasic(header: string | undefined): { clientId: string; secret: string } | undefined {
-  const match = header ? /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header) : null;
-  const decoded = match ? Buffer.from(match[1], 'base64').toString('utf8') : '';
-  const colon = decoded.indexOf(':');
-  return colon < 1 ? undefined : { clientId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
 }
 
 function digest(secret: string): string {

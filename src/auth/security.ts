@@ -9,7 +9,7 @@ import { ApiError, Errors } from '../errors.js';
 import type { Principal } from '../http/context.js';
 import type { RequestState, SecurityHandler } from '../http/router.js';
 import { ACCESS_AUDIENCE, assertCurrentGeneration, scopeAllows, scopeClaim, type AccessClaims } from './tokens.js';
-import { parseBasic } from './partners.js';
+import { parseBasic, parseBearer } from './authorization-header.js';
 
 export const CHECKOUT_AUDIENCE = 'checkout';
 
@@ -24,10 +24,9 @@ export interface CheckoutClaims {
 }
 
 function bearer(state: RequestState): string {
-  const header = state.req.headers.authorization;
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match) throw new ApiError(Errors.unauthorized, { message: 'An access token is required: Authorization: Bearer <ACCESS_TOKEN>.' });
-  return match[1];
+  const token = parseBearer(state.req.headers.authorization);
+  if (!token) throw new ApiError(Errors.unauthorized, { message: 'An access token is required: Authorization: Bearer <ACCESS_TOKEN>.' });
+  return token;
 }
 
 /**

@@ -11,6 +11,7 @@ import { expireTokens } from '../auth/tokens.js';
 import { failedJobs, type FailedJob } from '../clock/scheduler.js';
 import { verifiedAccessClaims } from '../auth/security.js';
 import { ApiError, Errors, invalidFields } from '../errors.js';
+import { parseBearer } from '../auth/authorization-header.js';
 import { LIMITS } from '../limits.js';
 import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
 import type { Account } from '../store/store.js';
@@ -22,7 +23,7 @@ export type ControlPrincipal = Principal & { explicit: boolean; admin: boolean }
 /** Admin token check, then the account the call acts on. */
 export async function resolveControlPrincipal(deps: Deps, req: Request): Promise<ControlPrincipal> {
   const adminToken = deps.config.adminToken;
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+  const bearer = parseBearer(req.headers.authorization);
   let accessToken = bearer;
   if (adminToken) {
     const viaHeader = req.headers['x-sandbox-admin-token'] === adminToken;

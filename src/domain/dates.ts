@@ -12,6 +12,7 @@ import { formatISO } from 'date-fns/formatISO';
 import { parseISO } from 'date-fns/parseISO';
 import { startOfDay } from 'date-fns/startOfDay';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { DAY_MS, MINUTE_MS } from '../clock/durations.js';
 
 type Instant = number | Date;
 
@@ -66,12 +67,12 @@ export function parseIsoInstant(value: string, endOfDay = false): number | undef
   const m = ISO_INSTANT.exec(value);
   if (!m || !isCalendarDate(`${m[1]}-${m[2]}-${m[3]}`)) return undefined;
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (m[4] === undefined) return Date.UTC(year, month - 1, day) + (endOfDay ? 86_400_000 - 1 : 0);
+  if (m[4] === undefined) return Date.UTC(year, month - 1, day) + (endOfDay ? DAY_MS - 1 : 0);
   const [hour, minute, second] = [Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
   const offsetHours = Number(m[10] ?? 0);
   const offsetMinutes = Number(m[11] ?? 0);
   if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return undefined;
   const millis = Math.floor(Number(`0.${m[7] ?? '0'}`) * 1000);
-  const offset = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  const offset = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * MINUTE_MS;
   return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offset;
 }

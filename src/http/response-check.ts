@@ -7,6 +7,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorObject } from 'ajv';
 import type { Document } from 'openapi-backend';
+import { atPointer } from './json-pointer.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -87,11 +88,7 @@ export class ResponseChecker {
   }
 
   private pointer(ref: string): Schema {
-    if (!ref.startsWith('#/')) throw new Error(`only local $refs are supported, got ${ref}`);
-    let target: unknown = this.document;
-    for (const part of ref.slice(2).split('/')) {
-      target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-    }
+    const target = atPointer(this.document, ref);
     if (!target || typeof target !== 'object') throw new Error(`unresolvable $ref ${ref}`);
     return target as Schema;
   }

@@ -11,6 +11,23 @@ export interface RouteMatch {
   params: Record<string, string>;
 }
 
+/**
+ * The one path helper: a document's path template (`/bills/{id}/submit`) as a pattern, each `{name}`
+ * one non-empty segment (captured in order of `names`), the literal text matched as it is.
+ * `trailingSlash`: also match the path with one `/` at its end.
+ */
+export function compilePathTemplate(template: string, { trailingSlash = false } = {}): { pattern: RegExp; names: string[] } {
+  const names: string[] = [];
+  const source = template.split(/\{([^}]+)\}/).map((part, i) => {
+    if (i % 2 === 1) {
+      names.push(part);
+      return '([^/]+)';
+    }
+    return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }).join('');
+  return { pattern: new RegExp(`^${source}${trailingSlash ? '/?' : ''}$`), names };
+}
+
 interface Template {
   /** The document's path template. */
   source: string;
@@ -51,15 +68,8 @@ export class RouteMatcher {
       }
       let template = byTemplate.get(operation.path);
       if (!template) {
-        const names: string[] = [];
-        const source = operation.path.split(/\{([^}]+)\}/).map((part, i) => {
-          if (i % 2 === 1) {
-            names.push(part);
-            return '([^/]+)';
-          }
-          return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        }).join('');
-        template = { source: operation.path, pattern: new RegExp(`^${source}$`), names, byMethod: new Map(), literalLength: operation.path.replace(/\{.*?\}/g, '').length };
+        const { pattern, names } = compilePathTemplate(operation.path);
+        template = { source: operation.path, pattern, names, byMethod: new Map(), literalLength: operation.path.replace(/\{.*?\}/g, '').length };
         byTemplate.set(operation.path, template);
         this.templates.push(template);
       }

@@ -7,6 +7,7 @@ import { ok, type Handler } from '../http/context.js';
 import { documentOperations } from '../http/openapi.js';
 import { TokenSigner } from '../auth/tokens.js';
 import { CHECKOUT_AUDIENCE } from '../auth/security.js';
+import { parseBearer } from '../auth/authorization-header.js';
 import type { Account } from '../store/store.js';
 import { Journal, type CopiedRequest, type KeptResponse, type RawRequest } from './journal.js';
 import { LIMITS } from '../limits.js';
@@ -31,7 +32,7 @@ function templateOf(operationId: string | null | undefined): string | null {
  * is ours, even if it has expired or its key was revoked. Anything else is not journaled.
  */
 async function accountFromBearer(deps: Deps, req: Request, environment: string): Promise<Account | undefined> {
-  const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+  const token = parseBearer(req.headers.authorization);
   const claims = token ? TokenSigner.peek(token) as { partner_id?: unknown; iat?: unknown } | undefined : undefined;
   if (!token || typeof claims?.partner_id !== 'string' || typeof claims.iat !== 'number') return undefined;
   if (!Object.hasOwn(deps.store.data.partners, claims.partner_id)) return undefined;

@@ -5,6 +5,8 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { documentOperations, loadDocument } from '../http/openapi.js';
+import { atPointer } from '../http/json-pointer.js';
+import { compilePathTemplate } from '../http/route-match.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -51,14 +53,7 @@ export class ShapeChecker {
     this.document = opened(loadDocument('openapi').document) as Node;
     this.ajv.addSchema(this.document, DOC_ID);
     this.routes = documentOperations('openapi')
-      .map(({ operationId, method, path }) => {
-        const names: string[] = [];
-        const source = path.split('/').map((segment) => segment.replace(/^\{(\w+)\}$/, (_m, name: string) => {
-          names.push(name);
-          return '([^/]+)';
-        })).join('/');
-        return { operationId, method: method.toUpperCase(), template: path, pattern: new RegExp(`^${source}/?$`), names };
-      })
+      .map(({ operationId, method, path }) => ({ operationId, method: method.toUpperCase(), template: path, ...compilePathTemplate(path, { trailingSlash: true }) }))
       // A path of fixed words wins over one with a parameter in the same place (/bills/bulk-submit, not /bills/{id}).
       .sort((a, b) => a.names.length - b.names.length);
   }
@@ -123,10 +118,7 @@ export class ShapeChecker {
   }
 
   private at(pointer: string): Node {
-    let target: unknown = this.document;
-    for (const part of pointer.replace(/^#\//, '').split('/')) {
-      target = (target as Node | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-    }
+    const target = atPointer(this.document, pointer);
     if (!target || typeof target !== 'object') throw new Error(`unresolvable pointer ${pointer}`);
     return target as Node;
   }

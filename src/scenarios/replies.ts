@@ -5,6 +5,7 @@ import type { Reply } from '../http/context.js';
 import { Errors, templateForStatus, ApiError } from '../errors.js';
 import { documentOperations, loadDocument } from '../http/openapi.js';
 import type { Account } from '../store/store.js';
+import { followRefs } from '../http/json-pointer.js';
 
 type Json = Record<string, unknown>;
 
@@ -16,12 +17,7 @@ interface DocumentedResponse {
 let byOperation: Map<string, Map<string, DocumentedResponse>> | undefined;
 
 function resolveRef(document: Json, value: unknown): unknown {
-  let current = value as Json | undefined;
-  for (let hops = 0; current && typeof current.$ref === 'string' && hops < 10; hops++) {
-    const path = (current.$ref as string).replace(/^#\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    current = path.reduce<unknown>((node, key) => (node as Json | undefined)?.[key], document) as Json | undefined;
-  }
-  return current;
+  return followRefs(document, value);
 }
 
 /** The documented responses of every operation, by status: built once from the API document. */

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, Errors } from '../errors.js';
 import { canonicalJson } from '../canonical-json.js';
 import { LIMITS } from '../limits.js';
+import { HOUR_MS } from '../clock/durations.js';
 import type { Account } from './store.js';
 
 /** `at`: when it was remembered, account clock ms (absent in data written before keys expired). */
@@ -40,7 +41,7 @@ function keyLog<T>(account: Account, name: string, records: Record<string, Remem
 
 /** Forget keys past their time or beyond the count, oldest first: O(1) when none is due, amortised. */
 function forgetExpired<T>(account: Account, records: Record<string, Remembered<T>>, log: KeyLog): void {
-  const cutoff = account.clock.nowMs() - LIMITS.idempotencyKeyHours * 3_600_000;
+  const cutoff = account.clock.nowMs() - LIMITS.idempotencyKeyHours * HOUR_MS;
   const before = log.head;
   while (log.head < log.entries.length) {
     const [key, at] = log.entries[log.head];
@@ -79,7 +80,7 @@ export function defineIdempotencyKeys<T>(name: string): (account: Account) => Id
         // Own keys only: a key such as "constructor" or "__proto__" is just a key.
         const prior = Object.hasOwn(records, key) ? records[key] : undefined;
         if (!prior) return undefined;
-        if (prior.at !== undefined && prior.at < account.clock.nowMs() - LIMITS.idempotencyKeyHours * 3_600_000) return undefined;
+        if (prior.at !== undefined && prior.at < account.clock.nowMs() - LIMITS.idempotencyKeyHours * HOUR_MS) return undefined;
         if (prior.fingerprint !== fingerprintOf(request)) {
           throw new ApiError(Errors.idempotencyConflict, { validation_errors: { [field]: 'was already used with a different request' } });
         }

@@ -5,11 +5,11 @@
 // event it carries are never dropped: pruning stops at the head of the queue.
 import { eventLog } from '../events/events.js';
 import { LIMITS } from '../limits.js';
+import { DAY_MS } from '../clock/durations.js';
 import type { Account } from '../store/store.js';
 import type { Collection } from '../store/collection.js';
 import { attempts, deliveries } from './history.js';
 
-const DAY_MS = 86_400_000;
 
 /** Drop from the oldest end while the collection is over the count or its oldest entry is too old, until `stop` says keep. */
 function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (item: T) => string, cutoffMs: number, stop: (item: T) => boolean): void {

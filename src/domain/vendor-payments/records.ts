@@ -8,6 +8,7 @@ import { defineMachine, transition } from '../machine.js';
 import type { Bill } from '../bills/bills.js';
 import { getVendor, type Vendor } from '../vendors/vendors.js';
 import { calendarDate, startOfCalendarDate } from '../dates.js';
+import { DAY_MS as DAY, HOUR_MS as HOUR, MINUTE_MS as MINUTE } from '../../clock/durations.js';
 
 export type PaymentSpeed = 'standard' | 'next_day' | 'same_day' | 'instant';
 export type VendorPaymentStatus = 'hold' | 'waiting_pay_date' | 'ready' | 'processing' | 'succeeded' | 'failed' | 'canceled';
@@ -56,9 +57,6 @@ type PaymentEvent = (typeof vendorPaymentMachine.events)[number];
 export const OPEN: ReadonlySet<VendorPaymentStatus> = new Set(['hold', 'waiting_pay_date', 'ready']);
 export const IN_FLIGHT: ReadonlySet<VendorPaymentStatus> = new Set(['hold', 'waiting_pay_date', 'ready', 'processing']);
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 
 /** Sandbox choice: a ready payment is sent (processing) in the next run, this long after it became ready. */
 export const SEND_DELAY_MS = 10 * MINUTE;

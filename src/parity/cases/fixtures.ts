@@ -1,6 +1,7 @@
 // Owns the objects parity cases build on: customers, vendors, bills and inputs, each named with
 // the run's prefix, made through the public API and failing the case (as setup) when refused.
 import type { Area, CaseContext, ParityCase } from '../case.js';
+import { DAY_MS } from '../../clock/durations.js';
 
 /** A US bank account that the spec's bank-account body accepts (ABA-valid routing number). */
 export const US_BANK = { account_number: '000123456789', routing_number: '011000015' };
@@ -75,7 +76,7 @@ export function invoiceInput(customerId: string, t: CaseContext, what: string, e
 /** The UTC calendar date `days` after a timestamp the service gave (its clock, not ours). */
 export function dayAfter(timestamp: string, days: number): string {
   const ms = Date.parse(timestamp);
-  return new Date((Number.isNaN(ms) ? Date.now() : ms) + days * 86_400_000).toISOString().slice(0, 10);
+  return new Date((Number.isNaN(ms) ? Date.now() : ms) + days * DAY_MS).toISOString().slice(0, 10);
 }
 
 /** The case "an id that names no <noun> is 404" on each call ([method, path suffix, body]) of a collection. */
