@@ -90,19 +90,36 @@ function childSyncer<I extends object>(spec: {
   };
 }
 
+/**
+ * A kind that names no parent (customers, vendors): checked against its operation's schema and
+ * create rules, and one field must differ between the items of the sync (the create rule only
+ * knows the objects stored before it).
+ */
+function checkParentItems<I extends object>(ctx: HandlerContext, items: unknown[], spec: {
+  kind: SyncKind;
+  operationId: string;
+  path: string;
+  check: (account: HandlerContext['account'], input: I) => void;
+  unique: { field: string; key: (input: I) => string | undefined; noun: string };
+}): void {
+  checkAgainst(ctx, spec.kind, spec.operationId, 'POST', spec.path, items);
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    const input = item as I;
+    prefixed(`${spec.kind}[${i}].`, () => spec.check(ctx.account, input));
+    const key = spec.unique.key(input);
+    if (key === undefined || key === '') return;
+    if (seen.has(key)) throw invalidFields({ [`${spec.kind}[${i}].${spec.unique.field}`]: `is used by another ${spec.unique.noun} of this sync` });
+    seen.add(key);
+  });
+}
+
 const syncers: Record<SyncKind, Syncer> = {
   customers: {
-    check: (ctx, items) => {
-      checkAgainst(ctx, 'customers', 'createCustomer', 'POST', '/customers', items);
-      const externalIds = new Set<string>();
-      items.forEach((item, i) => {
-        const input = item as CustomerInput;
-        prefixed(`customers[${i}].`, () => checkCustomerInput(ctx.account, input));
-        if (input.external_id === undefined) return;
-        if (externalIds.has(input.external_id)) throw invalidFields({ [`customers[${i}].external_id`]: 'is used by another customer of this sync' });
-        externalIds.add(input.external_id);
-      });
-    },
+    check: (ctx, items) => checkParentItems<CustomerInput>(ctx, items, {
+      kind: 'customers', operationId: 'createCustomer', path: '/customers', check: checkCustomerInput,
+      unique: { field: 'external_id', key: (input) => input.external_id, noun: 'customer' },
+    }),
     create: (ctx, item) => {
       const input = item as CustomerInput;
       const customer = createCustomer(ctx.deps, ctx.account, { ...input, customer_integration_id: input.customer_integration_id ?? ctx.account.newId('acc') });
@@ -120,17 +137,10 @@ const syncers: Record<SyncKind, Syncer> = {
     },
   }),
   vendors: {
-    check: (ctx, items) => {
-      checkAgainst(ctx, 'vendors', 'createVendor', 'POST', '/vendors', items);
-      const taxIds = new Set<string>();
-      items.forEach((item, i) => {
-        const input = item as VendorInput;
-        prefixed(`vendors[${i}].`, () => checkVendorInput(ctx.account, input));
-        const taxId = vendorKey(input.tax_id);
-        if (taxId && taxIds.has(taxId)) throw invalidFields({ [`vendors[${i}].tax_id`]: 'is used by another vendor of this sync' });
-        if (taxId) taxIds.add(taxId);
-      });
-    },
+    check: (ctx, items) => checkParentItems<VendorInput>(ctx, items, {
+      kind: 'vendors', operationId: 'createVendor', path: '/vendors', check: checkVendorInput,
+      unique: { field: 'tax_id', key: (input) => vendorKey(input.tax_id), noun: 'vendor' },
+    }),
     create: (ctx, item) => {
       const vendor = createVendor(ctx.deps, ctx.account, item as VendorInput, { origin: 'accounting_integration' });
       return { id: vendor.id, view: vendorView(vendor) };
