@@ -110,10 +110,12 @@ const advanceClock: Handler = async ({ deps, account, body }) => {
   const target = advanceTarget(account, body);
   const before = failedJobs(account).at(-1);
   const ran = await deps.scheduler.advance(account, target);
+  // Read at once: the clock goes on with real time, and `to` should read as given when it can.
+  const view = clockView(account);
   deps.activity.emit('clock', account);
   const all = failedJobs(account);
   const fresh = before ? all.slice(all.indexOf(before) + 1) : all;
-  return ok({ ...clockView(account), ran, failed_jobs: newestFirst(fresh) });
+  return ok({ ...view, ran, failed_jobs: newestFirst(fresh) });
 };
 
 /** Every token of the account (access and checkout) expires now; the next call with one answers 401. */
