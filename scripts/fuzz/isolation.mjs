@@ -51,7 +51,21 @@ function fabricated(id, salt) {
   return `${id.slice(0, cut)}${tail}`;
 }
 
-function requestWith(op, world, attackerName, slot, value, salt) {
+/**
+ * The first body the operation's own request validation accepts, else the first candidate: an
+ * attempt on a path id must reach the handler's lookup, or it proves nothing (a body refused by the
+ * schema is refused the same for every id).
+ */
+function acceptedBody(app, op, candidates) {
+  const backend = (op.doc === 'control' ? app.locals.control : app.locals.api).backendFor();
+  for (const body of candidates) {
+    const result = backend.validateRequest({ method: op.method, path: op.template, headers: { 'content-type': 'application/json' }, body, query: {} }, op.id);
+    if (!(result.errors ?? []).some((e) => String(e.instancePath ?? '').startsWith('/requestBody'))) return body;
+  }
+  return candidates[0];
+}
+
+function requestWith(app, op, world, attackerName, slot, value, salt) {
   const account = world.accounts[attackerName];
   const prefix = op.doc === 'control' ? '' : account.env === 'demo' ? '/demo' : '';
   const values = op.pathParams.map((p) => encodeURIComponent(poolOf(account, p.kind)[0] ?? 'none'));
@@ -64,10 +78,19 @@ function requestWith(op, world, attackerName, slot, value, salt) {
   let body;
   const schema = op.body?.content['application/json'];
   if (schema) {
-    let value0 = withRealIds(generate(schema, 7, op.resolve, { alwaysFakeOptionals: true }), account, ALWAYS, op.id);
-    if (slot.where === 'body') value0 = setAt(value0, slot.path, (old) => (Array.isArray(old) ? [value] : value));
-    // Each request its own idempotency key: the two of an attempt must not replay each other.
-    if (value0 && typeof value0 === 'object' && 'idempotency_key' in value0) value0.idempotency_key = `iso-${salt}`;
+    const candidate = (seed, fakeOptionals) => {
+      // Seed 0: the document's own example, which its schema accepts where a generator cannot (if/then rules).
+      const raw = seed === 0 && op.bodyExample !== undefined ? structuredClone(op.bodyExample) : generate(schema, seed || 7, op.resolve, { alwaysFakeOptionals: fakeOptionals });
+      let body0 = withRealIds(raw, account, ALWAYS, op.id);
+      if (slot.where === 'body') body0 = setAt(body0, slot.path, (old) => (Array.isArray(old) ? [value] : value));
+      // Each request its own idempotency key: the two of an attempt must not replay each other.
+      if (body0 && typeof body0 === 'object' && 'idempotency_key' in body0) body0.idempotency_key = `iso-${salt}`;
+      return body0;
+    };
+    // The same seeds for both requests of an attempt, so they differ only in the id.
+    const value0 = slot.where === 'path'
+      ? acceptedBody(app, op, [0, 7, 8, 9, 10, 11, 12, 13, 14].flatMap((seed) => [candidate(seed, true), candidate(seed, false)]))
+      : candidate(7, true);
     body = JSON.stringify(value0);
     headers['content-type'] = 'application/json';
   }
@@ -136,7 +159,7 @@ export async function runIsolation({ client, deps, app, operations, seed, attemp
       const pool = sameAccount ? otherCustomer(world.accounts[pair.attacker])[slot.kind] ?? [] : poolOf(world.accounts[pair.victim], slot.kind);
       if (!pool.length) continue;
       const victimId = pool[victimPick % pool.length];
-      tries = { victimId, fake: fabricated(victimId, salt), build: (value) => requestWith(op, world, pair.attacker, slot, value, `${salt}-${value}`) };
+      tries = { victimId, fake: fabricated(victimId, salt), build: (value) => requestWith(app, op, world, pair.attacker, slot, value, `${salt}-${value}`) };
       surface = `${op.id} ${slot.where}:${slot.kind}`;
     }
     const victimAccountId = accountIdOf(world, sameAccount ? pair.attacker : pair.victim);

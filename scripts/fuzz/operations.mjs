@@ -78,6 +78,8 @@ export function operationsOf(document, doc) {
         queryParams: parameters.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: Boolean(p.required), schema: p.schema ?? {} })),
         headerParams: parameters.filter((p) => p.in === 'header').map((p) => ({ name: p.name, required: Boolean(p.required), schema: p.schema ?? {} })),
         body: body ? { required: Boolean(body.required), content: Object.fromEntries(Object.entries(body.content ?? {}).map(([type, c]) => [type, c.schema ?? {}])) } : undefined,
+        /** The document's example of a JSON body, when it gives one. */
+        bodyExample: body?.content?.['application/json']?.example,
         auth: doc === 'control' ? 'control' : security.includes('checkoutToken') ? 'checkout' : security.includes('clientBasic') ? 'basic' : 'oauth2',
         write: method.toUpperCase() !== 'GET',
         resolve,
