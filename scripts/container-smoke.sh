@@ -205,5 +205,6 @@ log "stopping with SIGTERM"
 code="$("${PODMAN[@]}" inspect --format '{{.State.ExitCode}}' "$NAME")"
 [[ "$code" == 0 ]] || { "${PODMAN[@]}" logs "$NAME" | tail -n 20; fail "exit code $code after SIGTERM (want 0)"; }
 grep -q 'shutting down' <<<"$(container_logs)" || fail "no shutdown log line: SIGTERM was not handled by the sandbox"
-grep -q 'container-smoke-1' "$DATA_DIR/sandbox.json" 2>/dev/null || fail "the data file on the volume does not hold the customer"
+# The data file is a snapshot and its log segments (FILE, FILE.log.N): the write is in one of them.
+grep -qs 'container-smoke-1' "$DATA_DIR/sandbox.json" "$DATA_DIR"/sandbox.json.log.* || fail "the data file on the volume does not hold the customer"
 log "PASS: exit code 0 after SIGTERM; the data file on the volume holds the customer"
