@@ -108,6 +108,11 @@ describe('customers', () => {
     expect(byName.body.data.map((c: { name: string }) => c.name)).toEqual(['Globe Trotters', 'Globex']);
     const byWindow = await api.get(`/customers?created_at_start=${encodeURIComponent(middle.created_at)}&created_at_end=${encodeURIComponent(middle.created_at)}`);
     expect(byWindow.body.data.map((c: { id: string }) => c.id)).toEqual([middle.id]);
+    // Either bound alone: the window is open on the other side (both inclusive).
+    const names = (res: { body: { data: Array<{ name: string }> } }) => res.body.data.map((c) => c.name);
+    expect(names(await api.get(`/customers?created_at_end=${encodeURIComponent(middle.created_at)}`))).toEqual(['Initech', 'Globex']);
+    expect(names(await api.get(`/customers?created_at_start=${encodeURIComponent(middle.created_at)}`))).toEqual(['Globe Trotters', 'Initech']);
+    expect((await api.get('/customers?created_at_start=')).status).toBe(400);
     const badDate = await api.get('/customers?created_at_start=yesterday');
     expect(badDate.status).toBe(400);
     expect(badDate.body.validation_errors).toHaveProperty('created_at_start');

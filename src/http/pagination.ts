@@ -11,7 +11,8 @@ export function pageParams<T>(query: { limit?: number; after?: string; before?: 
 /** A created_at window filter from RFC 3339 (or already parsed, in ms) bounds, inclusive; undefined when none is given. */
 export function timeWindow(start: string | number | undefined, end: string | number | undefined): ((iso: string) => boolean) | undefined {
   if (start === undefined && end === undefined) return undefined;
-  const bound = (value: string | number | undefined, none: number) => (value === undefined || value === '' ? none : typeof value === 'number' ? value : Date.parse(value));
+  // No empty string reaches here: every window parameter's schema refuses it (format date-time or a pattern).
+  const bound = (value: string | number | undefined, none: number) => (value === undefined ? none : typeof value === 'number' ? value : Date.parse(value));
   const from = bound(start, -Infinity);
   const to = bound(end, Infinity);
   return (iso) => {
