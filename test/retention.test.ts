@@ -161,6 +161,36 @@ describe('idempotency keys', () => {
     expect(again.body.results[0]).toMatchObject({ success: false, payment_id: null });
   });
 
+  it(`are remembered for exactly ${LIMITS.idempotencyKeyHours} h: at that instant still a 409, a second later a new request`, async () => {
+    const p = await Payables.start();
+    const bill = await payable(p);
+    const body = { idempotency_key: 'edge', items: [{ bill_id: bill, payment_speed: 'standard' }] };
+    const other = { ...body, items: [{ bill_id: bill, payment_speed: 'instant' }] };
+    expect((await p.api.post('/vendor-payments', body)).status).toBe(200);
+    await p.advance(LIMITS.idempotencyKeyHours * 3600);
+    expect((await p.api.post('/vendor-payments', other)).status).toBe(409);
+    // A write at that instant prunes the keys; this one is not past its time yet.
+    expect((await p.api.post('/vendor-payments', { idempotency_key: 'edge-2', items: body.items })).status).toBe(200);
+    expect((await p.api.post('/vendor-payments', other)).status).toBe(409);
+    await p.advance(1);
+    expect((await p.api.post('/vendor-payments', other)).status).toBe(200);
+  });
+
+  it('drop forgotten keys from their log, so the log does not grow with traffic', async () => {
+    const p = await Payables.start();
+    const bill = await payable(p);
+    const items = [{ bill_id: bill, payment_speed: 'standard' }];
+    for (let i = 0; i < 70; i++) expect((await p.api.post('/vendor-payments', { idempotency_key: `bulk-${i}`, items })).status).toBe(200);
+    const state = p.sb.deps.store.account('ptn_default', 'production').data.state as Record<string, { entries: unknown[]; head: number } | Record<string, unknown>>;
+    const log = () => state.vendor_payment_idempotency_log as { entries: unknown[]; head: number };
+    expect(log().entries).toHaveLength(70);
+    // A read does not prune; the next write after the keys' time forgets all 70 and drops them from the log.
+    await p.advance(LIMITS.idempotencyKeyHours * 3600 + 1);
+    expect((await p.api.post('/vendor-payments', { idempotency_key: 'bulk-0', items: [{ bill_id: bill, payment_speed: 'instant' }] })).status).toBe(200);
+    expect(log()).toEqual({ entries: [['bulk-0', expect.any(Number)]], head: 0 });
+    expect(Object.keys(state.vendor_payment_idempotency)).toEqual(['bulk-0']);
+  });
+
   it('are forgotten oldest first beyond LIMITS.idempotencyKeysPerAccount', async () => {
     lowerLimit('idempotencyKeysPerAccount', 2);
     const p = await Payables.start();
