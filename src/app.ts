@@ -25,6 +25,7 @@ import { accessLog, createLogger, type Logger } from './log.js';
 import { Store } from './store/store.js';
 import { BlobStore } from './store/blobs.js';
 import { controlFeature, resolveControlPrincipal } from './control/handlers.js';
+import { inspectorFeature, inspectorPageRoutes } from './inspector/feature.js';
 import { customerHandlers } from './domain/customers/handlers.js';
 import { payablesFeature } from './domain/bills/payables-feature.js';
 import { scenariosFeature } from './scenarios/feature.js';
@@ -58,6 +59,7 @@ export const FEATURES: Feature[] = [
   payablesFeature,
   webhooksFeature,
   streamFeature,
+  inspectorFeature,
   controlFeature,
 ];
 
@@ -127,6 +129,8 @@ export function createApp(deps: Deps): SandboxApp {
   // The documents and the landing page come first: public, and outside both routers.
   documentRoutes(app);
   landingRoute(app, deps, FEATURES);
+  // The inspector's page is code only, so it is served before the control plane's admin check.
+  inspectorPageRoutes(app);
 
   // What every partner API request runs, in this order, before the journal and the router: held
   // answers under --data, CORS on the checkout surface, a URL every decoder can read, then the body

@@ -34,12 +34,44 @@ export async function resolveControlPrincipal(deps: Deps, req: Request): Promise
     if (viaBearer) accessToken = undefined;
   }
   const admin = Boolean(adminToken);
+  const named = req.headers['x-sandbox-account'];
+  if (named !== undefined) {
+    const token = accessToken ? await verifiedAccessClaims(deps, accessToken) : undefined;
+    return namedAccount(deps, req, Array.isArray(named) ? named.join(',') : named, token?.partner_id, admin);
+  }
   if (!accessToken) {
     return { kind: 'default', partner_id: DEFAULT_PARTNER_ID, environment: 'production', client_id: null, scope: 'read write', explicit: false, admin };
   }
   const claims = await verifiedAccessClaims(deps, accessToken);
   if (!deps.partners.isLive(claims.client_id)) throw new ApiError(Errors.unauthorized, { message: 'The key that issued this token was revoked.' });
   return { kind: 'access', partner_id: claims.partner_id, environment: claims.environment, client_id: claims.client_id, scope: claims.scope, explicit: true, admin };
+}
+
+const NAMED_ACCOUNT = /^([A-Za-z0-9_-]{1,64}):(production|demo)$/;
+
+/** Whether the request comes from this machine (IPv4, IPv6 or IPv4-mapped loopback). */
+export function fromLoopback(req: Request): boolean {
+  const peer = req.socket.remoteAddress ?? '';
+  return peer === '::1' || /^(::ffff:)?127\./.test(peer);
+}
+
+/**
+ * The account an `X-Sandbox-Account: partner_id:environment` header names (the web inspector picks
+ * accounts this way, having no partner's secret). Reachable: any account with the admin token; with
+ * an access token, only that token's partner; with neither, any account from a loopback caller (the
+ * laptop: whoever connects from this machine can read its data file too), else only the default
+ * partner. Another partner's account answers 404, exactly as one that does not exist.
+ */
+function namedAccount(deps: Deps, req: Request, value: string, tokenPartner: string | undefined, admin: boolean): ControlPrincipal {
+  const match = NAMED_ACCOUNT.exec(value);
+  if (!match) throw invalidFields({ 'X-Sandbox-Account': 'must be partner_id:environment, the environment production or demo (e.g. ptn_default:production)' });
+  const [, partnerId, environment] = match as unknown as [string, string, 'production' | 'demo'];
+  const reachable = tokenPartner !== undefined ? partnerId === tokenPartner
+    : admin || fromLoopback(req) || partnerId === DEFAULT_PARTNER_ID;
+  if (!reachable || !Object.hasOwn(deps.store.data.partners, partnerId)) {
+    throw new ApiError(Errors.notFound, { message: `No account ${value}.` });
+  }
+  return { kind: 'default', partner_id: partnerId, environment, client_id: null, scope: 'read write', explicit: true, admin };
 }
 
 /** The partner a partner-scoped call may reach: undefined (any) with the admin token, else the caller's own. */

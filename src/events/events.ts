@@ -22,7 +22,7 @@ export interface EventRecord {
   data: Record<string, unknown>;
 }
 
-export const eventLog = defineCollection<EventRecord>('events', ['topic']);
+export const eventLog = defineCollection<EventRecord>('events', ['topic', 'entity_id']);
 
 export class Events extends EventEmitter<{ recorded: [Account, EventRecord] }> {
   record(account: Account, topic: Topic, entityId: string, data: Record<string, unknown>): EventRecord {

@@ -135,6 +135,12 @@ export class ScenarioEngine {
     return account.state<LoadedScenario[]>(ACCOUNT_SCENARIOS, () => []);
   }
 
+  /** Each rule's counters on this account, read without creating them (zeros for a rule not yet matched). */
+  countersOf(account: Account, scenario: LoadedScenario): RuleCounter[] {
+    const stored = (account.data.state[COUNTERS] as Record<string, RuleCounter[]> | undefined)?.[scenario.id];
+    return scenario.document.rules.map((_, i) => ({ matched: stored?.[i]?.matched ?? 0, fired: stored?.[i]?.fired ?? 0 }));
+  }
+
   private counters(account: Account, scenario: LoadedScenario): RuleCounter[] {
     const all = account.state<Record<string, RuleCounter[]>>(COUNTERS, () => ({}));
     return (all[scenario.id] ??= scenario.document.rules.map(() => ({ matched: 0, fired: 0 })));

@@ -1,6 +1,7 @@
 // Owns the scenarios feature: the engine service, the --scenario documents loaded at start, the
 // control-plane operations on /_sandbox/scenarios, the interceptors and the webhook delivery hook.
 import type { Deps } from '../deps.js';
+import type { Account } from '../store/store.js';
 import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../faults.js';
 import type { Feature } from '../feature.js';
 import { created, ok, type Handler } from '../http/context.js';
@@ -13,7 +14,7 @@ function engineOf(deps: Deps): ScenarioEngine {
   return deps.services.get(SCENARIO_ENGINE) as ScenarioEngine;
 }
 
-function summary(scenario: LoadedScenario) {
+function summary(deps: Deps, account: Account, scenario: LoadedScenario) {
   return {
     id: scenario.id,
     name: scenario.name,
@@ -21,10 +22,11 @@ function summary(scenario: LoadedScenario) {
     scope: scenario.scope,
     rules_count: scenario.document.rules.length,
     loaded_at: scenario.loaded_at,
+    counters: engineOf(deps).countersOf(account, scenario),
   };
 }
 
-const listScenarios: Handler = ({ deps, account }) => ok({ data: engineOf(deps).list(account).map(summary) });
+const listScenarios: Handler = ({ deps, account }) => ok({ data: engineOf(deps).list(account).map((s) => summary(deps, account, s)) });
 
 const loadScenario: Handler = ({ deps, account, req }) => {
   // The raw body: express parsed JSON into an object and YAML into text; both are checked the same way.
