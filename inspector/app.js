@@ -76,8 +76,12 @@ function query(params) {
   return s ? `?${s}` : '';
 }
 
+let noticeTimer;
+/** A line above the tabs: errors stay until the next action; a success fades after a few seconds. */
 function notice(message, ok = false) {
   const el = $('notice');
+  clearTimeout(noticeTimer);
+  if (message && ok) noticeTimer = setTimeout(() => notice(''), 4000);
   el.hidden = !message;
   el.textContent = message || '';
   el.classList.toggle('ok', ok);
@@ -191,13 +195,13 @@ async function showObject(id) {
   const events = detail.events.length
     ? h('table', { class: 'grid' }, h('tbody', {}, detail.events.map((e) => h('tr', {}, h('td', {}, when(e.timestamp)), h('td', {}, e.topic), h('td', { class: 'id' }, e.id)))))
     : h('p', { class: 'muted' }, 'No events recorded for it.');
-  $('detail').replaceChildren(
+  $('detail').replaceChildren(...[
     h('h2', {}, `${detail.kind.replace(/_/g, ' ').replace(/s$/, '')} ${detail.id} `, badge(detail.status)),
     h('h3', {}, 'Allowed next moves'), moves,
     history && h('h3', {}, 'Status history'), history,
     h('h3', {}, 'Events (newest first)'), events,
     h('h3', {}, 'As the API shows it'), h('pre', { class: 'json' }, JSON.stringify(detail.object, null, 2)),
-  );
+  ].filter(Boolean));
   $('detail').hidden = false;
 }
 

@@ -274,6 +274,7 @@ browserDescribe('the inspector in headless Chromium', () => {
     await page.locator('#detail h2').waitFor();
     await expect(page.locator('#detail').textContent()).resolves.toContain('archive → archived');
     await expect(page.locator('#detail').textContent()).resolves.toContain('customer_created');
+    await expect(page.locator('#detail').textContent()).resolves.not.toContain('nullnull');
   });
 
   it('advances the clock from the page and shows the invoice OVERDUE with what fell due', async () => {

@@ -14,6 +14,7 @@ export const INSPECTOR_PATH = '/_sandbox/ui';
 
 /** The reference pages (docs/*.md in the repository), as the README's Documentation table lists them. */
 export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: string }> = [
+  { file: 'inspector.md', title: 'Web inspector', covers: '/_sandbox/ui: every account\'s objects, events, deliveries and journal, live; the clock and scenarios' },
   { file: 'command-line.md', title: 'Command line', covers: 'clock, trigger, listen --forward-to, requests --follow, reset, scenario' },
   { file: 'parity.md', title: 'Check the sandbox against the real service', covers: 'billing-sandbox parity: the black-box suite you can run against the real demo environment too' },
   { file: 'running.md', title: 'Running it from your project', covers: 'Docker, Compose, CI service containers, npx, Jest/Vitest, programmatic use, logs' },
