@@ -319,12 +319,12 @@ async function advance(event) {
     $('clock-now').textContent = result.now;
     $('clock-big').textContent = result.now;
     const fell = (await api('/_sandbox/events?limit=100')).data.filter((e) => e.timestamp > before);
-    out.replaceChildren(
+    out.replaceChildren(...[
       h('p', {}, `Now ${result.now}: ${result.ran} due job${result.ran === 1 ? '' : 's'} ran.`),
       fell.length ? h('ul', { class: 'fell-due' }, fell.reverse().map((e) => h('li', {}, `${e.topic} `, h('code', {}, e.entity_id), ` at ${e.timestamp}`)))
         : h('p', { class: 'muted' }, 'No event fell due.'),
       result.failed_jobs.length ? h('p', { class: 'errors' }, `${result.failed_jobs.length} due job(s) failed: ${result.failed_jobs.map((j) => `${j.kind}: ${j.error}`).join('; ')}`) : null,
-    );
+    ].filter(Boolean));
     $('advance-by').value = '';
     $('advance-to').value = '';
   } catch (error) {

@@ -286,6 +286,7 @@ browserDescribe('the inspector in headless Chromium', () => {
     await page.click('#advance button[type=submit]');
     await page.locator('#advance-result .fell-due').waitFor();
     await expect(page.locator('#advance-result').textContent()).resolves.toContain('invoice_updated');
+    await expect(page.locator('#advance-result').textContent()).resolves.not.toMatch(/null/);
     await page.click('.tabs [data-tab="objects"]');
     await page.click('[data-kind="invoices"]');
     const row = page.locator(`#rows tr[data-id="${inv.id}"]`);

@@ -33,10 +33,11 @@ describe('GET /', () => {
     }
     for (const page of DOC_PAGES) expect(html).toContain(`docs/${page.file}`);
     // Every link is on this origin; no script, image, stylesheet or font is fetched.
-    expect(hrefs(html).sort()).toEqual(['/_sandbox/health', '/_sandbox/openapi.json', '/_sandbox/openapi.yaml', '/openapi.json', '/openapi.yaml']);
+    expect(hrefs(html).sort()).toEqual(['/_sandbox/health', '/_sandbox/openapi.json', '/_sandbox/openapi.yaml', '/_sandbox/ui', '/openapi.json', '/openapi.yaml']);
     expect(html).not.toMatch(/<script|<img|<link|src=|@import|url\(/i);
-    // No feature offers the inspector yet: it is named, not linked.
-    expect(html).toContain(`it will live at <code>${INSPECTOR_PATH}</code>`);
+    // The inspector feature offers its page: linked first among the pages.
+    expect(html).toContain(`Web inspector: <a href="${INSPECTOR_PATH}">`);
+    expect(html).not.toContain('it will live at');
   });
 
   it('links only what answers: every link on the page is followed', async () => {

@@ -55,7 +55,7 @@ describe('loading scenario documents', () => {
     expect(res.body.id).toMatch(/^scn_/);
     const listed = await sb.http.get('/_sandbox/scenarios');
     expect(listed.body.data).toEqual([
-      { id: res.body.id, name: 'approval outage', description: 'Customer creation is refused twice, then works.', scope: 'account', rules_count: 1, loaded_at: expect.any(String) },
+      { id: res.body.id, name: 'approval outage', description: 'Customer creation is refused twice, then works.', scope: 'account', rules_count: 1, loaded_at: expect.any(String), counters: [{ matched: 0, fired: 0 }] },
     ]);
     const first = await api.post('/customers', { name: 'A' });
     expect(first.status).toBe(422);

@@ -74,7 +74,9 @@ function requestWith(app, op, world, attackerName, slot, value, salt) {
   let path = `${prefix}${op.template.replace(/\{[^}]+\}/g, () => values[i++])}`;
   if (slot.where === 'query') path += `?${encodeURIComponent(slot.name)}=${encodeURIComponent(value)}`;
   const headers = authHeaders(op, world, attackerName, account);
-  for (const h of op.headerParams) headers[h.name.toLowerCase()] = `iso-${salt}`;
+  // X-Sandbox-Account names the attacker's own account (its token already does); other header
+  // parameters (idempotency keys) get a value of their own per request.
+  for (const h of op.headerParams) headers[h.name.toLowerCase()] = h.name.toLowerCase() === 'x-sandbox-account' ? `${account.partner}:${account.env}` : `iso-${salt}`;
   let body;
   const schema = op.body?.content['application/json'];
   if (schema) {

@@ -64,7 +64,7 @@ export function fromLoopback(req: Request): boolean {
  */
 function namedAccount(deps: Deps, req: Request, value: string, tokenPartner: string | undefined, admin: boolean): ControlPrincipal {
   const match = NAMED_ACCOUNT.exec(value);
-  if (!match) throw invalidFields({ 'X-Sandbox-Account': 'must be partner_id:environment, the environment production or demo (e.g. ptn_default:production)' });
+  if (!match) throw invalidFields({ 'X-Sandbox-Account': 'must be partner_id:environment, the environment production or demo' });
   const [, partnerId, environment] = match as unknown as [string, string, 'production' | 'demo'];
   const reachable = tokenPartner !== undefined ? partnerId === tokenPartner
     : admin || fromLoopback(req) || partnerId === DEFAULT_PARTNER_ID;
