@@ -170,8 +170,10 @@ async function loadObjects() {
   const page = await api(`/_sandbox/objects/${state.kind}${query({ q: $('q').value.trim(), status: $('status').value.trim(), limit: 25, ...state.cursor })}`);
   state.page = page;
   const rows = page.data.map((item) => h('tr', {
-    class: 'clickable', 'data-id': item.id, 'aria-selected': item.id === state.selected ? 'true' : 'false',
+    class: 'clickable', 'data-id': item.id, 'aria-selected': item.id === state.selected ? 'true' : 'false', tabindex: 0,
+    title: 'Enter or click: show this object',
     onclick: () => showObject(item.id).catch(fail),
+    onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); showObject(item.id).catch(fail); } },
   }, h('td', { class: 'id' }, item.id), h('td', {}, badge(item.status)), h('td', {}, summaryOf(item.object)), h('td', {}, when(item.object.created_at))));
   $('rows').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { colspan: 4, class: 'empty' }, 'Nothing here yet.'))]));
   $('prev').disabled = !page.has_previous_page;
@@ -415,6 +417,7 @@ function askForToken(message) {
 }
 
 function showTab(name) {
+  notice('');
   for (const button of document.querySelectorAll('.tabs button')) button.setAttribute('aria-selected', String(button.dataset.tab === name));
   for (const section of document.querySelectorAll('.tab')) section.hidden = section.id !== `tab-${name}`;
   const load = { objects: loadObjects, timeline: loadTimeline, journal: loadJournal, clock: () => Promise.all([loadClock(), loadScenarios()]) }[name];

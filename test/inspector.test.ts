@@ -238,7 +238,7 @@ browserDescribe('the inspector in headless Chromium', () => {
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    page = await browser.newPage({ viewport: { width: 1360, height: 860 } });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('pageerror', (error) => pageErrors.push(String(error)));
     // Console errors other than the browser's own line for an answer that is not 2xx (the bad scenario's 400 is one).
     page.on('console', (message) => { if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageErrors.push(message.text()); });
@@ -270,7 +270,9 @@ browserDescribe('the inspector in headless Chromium', () => {
     await page.locator(`#rows tr[data-id="${created.id}"]`).waitFor();
     await expect(page.locator(`#rows tr[data-id="${created.id}"]`).textContent()).resolves.toContain('Live Arrival Co');
     await expect(page.locator('[data-kind="customers"] .count').textContent()).resolves.toBe('1');
-    await page.click(`#rows tr[data-id="${created.id}"]`);
+    // Keyboard: a row takes the focus and Enter opens it.
+    await page.focus(`#rows tr[data-id="${created.id}"]`);
+    await page.keyboard.press('Enter');
     await page.locator('#detail h2').waitFor();
     await expect(page.locator('#detail').textContent()).resolves.toContain('archive → archived');
     await expect(page.locator('#detail').textContent()).resolves.toContain('customer_created');
@@ -325,16 +327,44 @@ browserDescribe('the inspector in headless Chromium', () => {
     expect(pageErrors).toEqual([]);
   });
 
-  it('fits a narrow screen (and writes the screenshots when asked)', async () => {
+  it('asks once for the admin token of a guarded sandbox, keeps it in sessionStorage and never in a URL', async () => {
+    const guarded = await setup({ adminToken: 'inspector-admin-token' });
+    const other = guarded.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => other.once('listening', resolve));
+    const guardedOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const urls: string[] = [];
+    tab.on('request', (r) => urls.push(r.url()));
+    try {
+      await tab.goto(`${guardedOrigin}/_sandbox/ui`);
+      await tab.locator('#token-dialog[open]').waitFor();
+      await tab.fill('#token-input', 'inspector-admin-token');
+      await tab.click('#token-form button[value=save]');
+      await tab.locator('#live:not(.off)').waitFor();
+      await expect(tab.locator('#account option').count()).resolves.toBeGreaterThanOrEqual(2);
+      await expect(tab.evaluate(() => sessionStorage.getItem('billing-sandbox.admin-token'))).resolves.toBe('inspector-admin-token');
+      expect(urls.filter((u) => u.includes('inspector-admin-token'))).toEqual([]);
+    } finally {
+      await tab.close();
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it('fits 1280 and 390 pixels wide, every control labelled (and writes the screenshots when asked)', async () => {
     await page.click('.tabs [data-tab="objects"]');
     await page.click('[data-kind="invoices"]');
     await page.locator('#rows tr[data-id]').first().click();
     await page.locator('#detail h2').waitFor();
     if (process.env.INSPECTOR_SCREENSHOTS) await page.screenshot({ path: 'docs/inspector-wide.png', fullPage: false });
-    await page.setViewportSize({ width: 420, height: 900 });
+    await page.setViewportSize({ width: 390, height: 844 });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
+    const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
+      .filter((el) => !(el.getAttribute('aria-label') || el.textContent?.trim() || (el.id && document.querySelector(`label[for="${el.id}"]`)) || el.closest('label')))
+      .map((el) => el.outerHTML.slice(0, 80)));
+    expect(unlabelled).toEqual([]);
     if (process.env.INSPECTOR_SCREENSHOTS) await page.screenshot({ path: 'docs/inspector-narrow.png', fullPage: false });
-    await page.setViewportSize({ width: 1360, height: 860 });
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 });
