@@ -36,4 +36,8 @@ await expectStatus(await fetch(`${base}/_sandbox/scenarios`, { method: 'POST', h
 
 const doc = await (await expectStatus(await fetch(`${base}/openapi.json`), 200, 'OpenAPI document')).json();
 if (!doc.openapi) throw new Error('the OpenAPI document is not served');
-console.log(`[${label}] ${base}: token ok; created, read back and listed customer ${customer.id}; scenarios checked; /openapi.json served`);
+// The web inspector's page and script ship in the package (inspector/), read from beside the code.
+const ui = await (await expectStatus(await fetch(`${base}/_sandbox/ui`), 200, 'inspector page')).text();
+if (!ui.includes('/_sandbox/ui/app.js')) throw new Error('the inspector page does not load its script');
+await expectStatus(await fetch(`${base}/_sandbox/ui/app.js`), 200, 'inspector script');
+console.log(`[${label}] ${base}: token ok; created, read back and listed customer ${customer.id}; scenarios checked; /openapi.json and the inspector served`);
