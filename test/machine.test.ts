@@ -3,7 +3,8 @@
 // without the sandbox's internal ones, and a state the table does not know. The resources' own
 // tables are walked pair by pair over HTTP in their test files; these pin the helpers themselves.
 import { describe, expect, it } from '@jest/globals';
-import { allowedEvents, canTransition, defineMachine, transition } from '../src/domain/machine.js';
+import { allowedEvents, applyTransition, canTransition, defineMachine, transition } from '../src/domain/machine.js';
+import { Collection, type CollectionChange } from '../src/store/collection.js';
 import { ApiError, Errors } from '../src/errors.js';
 
 const door = defineMachine({
@@ -74,5 +75,31 @@ describe('transition tables', () => {
     const error = refusal(() => transition(door, unknown, 'close'));
     expect(error.status).toBe(409);
     expect(error.message).toBe('Cannot close a door whose status is ajar; allowed: none.');
+  });
+});
+
+describe('applyTransition', () => {
+  type Door = { id: string; status: 'open' | 'closed' | 'locked' | 'bricked'; updated_at: string; note?: string };
+  const doors = () => {
+    const changes: CollectionChange[] = [];
+    const collection = new Collection<Door>('doors', { items: {}, order: [] }, (change) => changes.push(change));
+    const item = collection.insert({ id: 'door_1', status: 'open', updated_at: 'T0' });
+    changes.length = 0;
+    return { collection, item, changes };
+  };
+
+  it('writes the next status, the changes and the stamp in one update of the collection', () => {
+    const { collection, item, changes } = doors();
+    const moved = applyTransition(door, collection, item, 'close', 'T1', { note: 'shut' });
+    expect(moved).toEqual({ id: 'door_1', status: 'closed', updated_at: 'T1', note: 'shut' });
+    expect(collection.get('door_1')).toEqual(moved);
+    expect(changes).toEqual([{ kind: 'update', item: moved }]);
+  });
+
+  it('writes nothing when the table refuses the move', () => {
+    const { collection, item, changes } = doors();
+    expect(refusal(() => applyTransition(door, collection, item, 'lock', 'T1', { note: 'never' })).status).toBe(409);
+    expect(collection.get('door_1')).toEqual({ id: 'door_1', status: 'open', updated_at: 'T0' });
+    expect(changes).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@
 // and `transition` is the only way a status changes. An illegal move answers the table's error
 // with the current state and the events a partner may ask for in it.
 import { ApiError, type ErrorTemplate, Errors } from '../errors.js';
+import type { Collection } from '../store/collection.js';
 
 export interface Machine<S extends string, E extends string> {
   /** Name used in messages, e.g. "bill". */
@@ -36,4 +37,19 @@ export function transition<S extends string, E extends string>(machine: Machine<
     message: `Cannot ${event} a ${machine.resource} whose status is ${state}; allowed: ${allowed.length ? allowed.join(', ') : 'none'}.`,
     validation_errors: { status: `is ${state}` },
   });
+}
+
+/** What a stored object needs for applyTransition: an id, a status and an update stamp. */
+export interface Stamped<S extends string> { id: string; status: S; updated_at: string }
+
+/**
+ * A stored object's move: the machine's next status for the event (or its refusal, with nothing
+ * written), saved with `changes` and `updated_at` in one update of its collection. Resources whose
+ * move writes more (a bill's status history) call `transition` and write themselves.
+ */
+export function applyTransition<S extends string, E extends string, T extends Stamped<S>>(
+  machine: Machine<S, E>, collection: Collection<T>, item: T, event: E, now: string, changes: Partial<T> = {},
+): T {
+  const status = transition(machine, item.status, event);
+  return collection.update(item.id, { ...changes, status, updated_at: now } as Partial<T>);
 }

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
 import { customers, type Customer } from '../customers/customers.js';
-import { canTransition, defineMachine, transition } from '../machine.js';
+import { applyTransition, canTransition, defineMachine } from '../machine.js';
 import { cents, isCents, MAX_AMOUNT } from '../payments/money.js';
 import { addDays, startOfCalendarDate } from '../dates.js';
 
@@ -195,9 +195,8 @@ export function runOverdueJob(deps: Deps, account: Account, invoiceId: string): 
 
 /** Apply one machine event, stamp, and emit the matching event (invoice_paid, _archived or _updated). */
 export function moveInvoice(deps: Deps, account: Account, invoice: Invoice, event: InvoiceEvent, extra: Partial<Invoice> = {}, paymentId?: string): Invoice {
-  const status = transition(invoiceMachine, invoice.status, event);
   const before = invoice.status;
-  invoices(account).update(invoice.id, { ...extra, status, updated_at: account.clock.iso() });
+  const { status } = applyTransition(invoiceMachine, invoices(account), invoice, event, account.clock.iso(), extra);
   if (status === 'PAID') {
     deps.events.record(account, 'invoice_paid', invoice.id, { ...invoiceEventData(invoice), payment_id: paymentId ?? '', paid_at: invoice.paid_at ?? account.clock.iso() });
   } else if (status === 'ARCHIVED') {

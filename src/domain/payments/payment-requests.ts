@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { signLink } from '../../hosted/signed-links.js';
 import { defineCollection, type Account } from '../../store/store.js';
-import { canTransition, defineMachine, transition } from '../machine.js';
+import { applyTransition, canTransition, defineMachine, transition } from '../machine.js';
 import { cents, isCents, MAX_AMOUNT, type MethodKind } from './money.js';
 import { startPayment } from './payments.js';
 import type { Payment } from './records.js';
@@ -92,9 +92,7 @@ function isHttpsUrl(value: string): boolean {
 }
 
 export function movePaymentRequest(account: Account, request: PaymentRequest, event: 'pay' | 'expire' | 'cancel', changes: Partial<PaymentRequest> = {}): PaymentRequest {
-  const status = transition(paymentRequestMachine, request.status, event);
-  paymentRequests(account).update(request.id, { ...changes, status, updated_at: account.clock.iso() });
-  return request;
+  return applyTransition(paymentRequestMachine, paymentRequests(account), request, event, account.clock.iso(), changes);
 }
 
 export function runExpireJob(account: Account, id: string): void {

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { ApiError, Errors } from '../../errors.js';
 import type { Account } from '../../store/store.js';
 import { customers } from '../customers/customers.js';
-import { canTransition, defineMachine, transition } from '../machine.js';
+import { applyTransition, canTransition, defineMachine } from '../machine.js';
 import { amountDue, getInvoice, invoiceMachine, invoices, isPayable, moveInvoice, reopenEvent, type Invoice } from '../invoices/invoices.js';
 import { defaultKind, paymentMethods, type PaymentMethodRecord } from '../payment-methods/payment-methods.js';
 import { addToPayout } from '../payouts/payouts.js';
@@ -177,9 +177,7 @@ export function payInvoice(deps: Deps, account: Account, invoiceId: string, inpu
 }
 
 function movePayment(account: Account, payment: Payment, event: (typeof paymentMachine.events)[number], changes: Partial<Payment> = {}): Payment {
-  const status = transition(paymentMachine, payment.status, event);
-  payments(account).update(payment.id, { ...changes, status, updated_at: account.clock.iso() });
-  return payment;
+  return applyTransition(paymentMachine, payments(account), payment, event, account.clock.iso(), changes);
 }
 
 export function runProcessJob(deps: Deps, account: Account, paymentId: string): void {

@@ -4,7 +4,7 @@
 import type { Deps } from '../../deps.js';
 import { LIMITS } from '../../limits.js';
 import { defineCollection, type Account } from '../../store/store.js';
-import { defineMachine, transition } from '../machine.js';
+import { applyTransition, defineMachine } from '../machine.js';
 import { FEES, cents, type MethodKind } from '../payments/money.js';
 import { payments, type Payment } from '../payments/records.js';
 import { addDays, calendarDate, startOfCalendarDate, startOfNextDay } from '../dates.js';
@@ -154,8 +154,7 @@ export function runPayoutSettleJob(deps: Deps, account: Account, payoutId: strin
 }
 
 function movePayout(account: Account, payout: Payout, event: (typeof payoutMachine.events)[number], changes: Partial<Payout> = {}): void {
-  const status = transition(payoutMachine, payout.status, event);
-  payouts(account).update(payout.id, { ...changes, status, updated_at: account.clock.iso() });
+  applyTransition(payoutMachine, payouts(account), payout, event, account.clock.iso(), changes);
 }
 
 export function payoutView(payout: Payout) {

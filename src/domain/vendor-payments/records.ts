@@ -4,7 +4,7 @@
 // initiation, retry and job code that itself needs bills.
 import type { Deps } from '../../deps.js';
 import { defineCollection, type Account } from '../../store/store.js';
-import { defineMachine, transition } from '../machine.js';
+import { applyTransition, defineMachine } from '../machine.js';
 import type { Bill } from '../bills/bills.js';
 import { getVendor, type Vendor } from '../vendors/vendors.js';
 import { calendarDate, startOfCalendarDate } from '../dates.js';
@@ -108,8 +108,7 @@ export function openPaymentsOf(account: Account, bill: Bill): VendorPayment[] {
 }
 
 export function move(account: Account, payment: VendorPayment, event: PaymentEvent, changes: Partial<VendorPayment> = {}): VendorPayment {
-  const status = transition(vendorPaymentMachine, payment.status, event);
-  return vendorPayments(account).update(payment.id, { ...changes, status, updated_at: account.clock.iso() });
+  return applyTransition(vendorPaymentMachine, vendorPayments(account), payment, event, account.clock.iso(), changes);
 }
 
 

@@ -3,7 +3,7 @@
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
-import { defineMachine, transition } from '../machine.js';
+import { applyTransition, defineMachine, transition } from '../machine.js';
 import { pick } from '../customers/customers.js';
 import { LIMITS } from '../../limits.js';
 
@@ -206,9 +206,7 @@ export function requireBankAccount(account: Account, id: string): BankAccountRec
 }
 
 export function setVendorStatus(account: Account, id: string, event: 'deactivate' | 'reactivate'): Vendor {
-  const vendor = getVendor(account, id);
-  const status = transition(vendorMachine, vendor.status, event);
-  return vendors(account).update(id, { status, updated_at: account.clock.iso() });
+  return applyTransition(vendorMachine, vendors(account), getVendor(account, id), event, account.clock.iso());
 }
 
 /** Exact (case-insensitive) match on email first, then on name. */
