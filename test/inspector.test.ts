@@ -14,6 +14,7 @@ import request from 'supertest';
 import { setup, type TestSandbox } from './helpers.js';
 import { bank, card, customer, invoice } from './receivables-helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.js';
+import { addForwarder } from '../src/stream/forwarders.js';
 
 const KINDS = ['customers', 'invoices', 'payment_methods', 'payment_requests', 'payments', 'payouts', 'bills', 'vendors', 'vendor_payments', 'webhook_subscriptions'];
 
@@ -132,6 +133,18 @@ describe('inspector reads', () => {
     const listed = (await sb.http.get('/_sandbox/scenarios')).body.data.find((s: { id: string }) => s.id === loaded.body.id);
     expect(listed.counters).toEqual([{ matched: 2, fired: 1 }]);
     await sb.http.delete(`/_sandbox/scenarios/${loaded.body.id}`);
+  });
+
+  it('neither lists nor counts the command line\'s forwarder subscriptions (the partner never sees them)', async () => {
+    const fresh = await setup();
+    const t = await fresh.token();
+    await fresh.as(t).post('/webhooks', { endpoint_url: 'https://hooks.example/partner', topic: 'invoice_paid' });
+    // What `billing-sandbox listen --forward-to` opens for as long as its stream lives.
+    addForwarder(fresh.deps.store.account('ptn_default', 'production'), 'stm_test', { url: 'http://127.0.0.1:9/forward', topics: ['customer_created', 'invoice_paid'], secret: null });
+    const listed = (await fresh.http.get('/_sandbox/objects/webhook_subscriptions')).body.data;
+    expect(listed.map((o: { object: { endpoint_url: string } }) => o.object.endpoint_url)).toEqual(['https://hooks.example/partner']);
+    const counts = (await fresh.http.get('/_sandbox/accounts')).body.data.find((a: { account: string }) => a.account === 'ptn_default:production').counts;
+    expect(counts.webhook_subscriptions).toBe(1);
   });
 
   it('never shows a secret: client secrets, webhook secrets, bank numbers, card tokens', async () => {

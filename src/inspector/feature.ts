@@ -17,7 +17,7 @@ import { eventLog, type EventRecord } from '../events/events.js';
 import { linkOrigin, ok, type Handler } from '../http/context.js';
 import { INSPECTOR_PATH } from '../http/landing.js';
 import { pageParams } from '../http/pagination.js';
-import { accountId } from '../store/store.js';
+import { accountId, type Account } from '../store/store.js';
 import { webhookQueue } from '../webhooks/queue.js';
 import { OBJECT_KINDS, objectKind, type ObjectKind } from './kinds.js';
 
@@ -34,7 +34,20 @@ function eventView(event: EventRecord) {
 function counts(deps: Deps, partnerId: string, environment: (typeof ENVIRONMENTS)[number]): Record<string, number> {
   const opened = Object.hasOwn(deps.store.data.accounts, accountId(partnerId, environment));
   const account = opened ? deps.store.account(partnerId, environment) : undefined;
-  return Object.fromEntries(OBJECT_KINDS.map((k) => [k.name, account ? k.collection(account).size : 0]));
+  return Object.fromEntries(OBJECT_KINDS.map((k) => [k.name, account ? visibleCount(k, account) : 0]));
+}
+
+/**
+ * How many objects of a kind the list shows. A kind with hidden objects (the CLI's forwarder
+ * subscriptions) is counted by walking it: only webhook subscriptions have any, at most 50 active
+ * and 100 deleted per account (src/limits.ts), so the walk is bounded.
+ */
+function visibleCount(kind: ObjectKind<{ id: string }>, account: Account): number {
+  const collection = kind.collection(account);
+  if (!kind.hidden) return collection.size;
+  let count = 0;
+  for (const item of collection.newest()) if (!kind.hidden(item)) count += 1;
+  return count;
 }
 
 /** The partners a caller may inspect: every one with the admin token or from a loopback caller without one configured, else its own. */
