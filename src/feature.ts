@@ -3,15 +3,15 @@
 // the pages it offers a person (linked from the landing page).
 import type { Express } from 'express';
 import type { Deps } from './deps.js';
-import type { Handler } from './http/context.js';
+import type { ApiHandlers, ControlHandlers } from './http/context.js';
 import type { Interceptor } from './http/router.js';
 
 export interface Feature {
   name: string;
   /** Partner API operations by operationId. */
-  handlers?: Record<string, Handler>;
+  handlers?: ApiHandlers;
   /** Control-plane operations by operationId. */
-  control?: Record<string, Handler>;
+  control?: ControlHandlers;
   /** Run before every API handler, in feature order; the first reply wins. */
   interceptors?: Interceptor[];
   /** Register due-job kinds and event listeners; runs once per app, before routes exist. */

@@ -42,7 +42,7 @@ function grantedScope(keyScope: string, requested: unknown): string {
   return asked.join(' ');
 }
 
-export const createToken: Handler = async ({ deps, principal, account, body }) => {
+export const createToken: Handler<'createToken'> = async ({ deps, principal, account, body }) => {
   if (body?.grant_type !== 'client_credentials') throw new ApiError(Errors.invalidGrant, { validation_errors: { grant_type: 'must be client_credentials' } });
   const scope = grantedScope(principal.scope, body.scope);
   const accessToken = await deps.tokens.signAccess(

@@ -1,7 +1,7 @@
 // Owns POST /_sandbox/accounting/sync: objects created as if synced from an external accounting
 // integration. Each kind checks its items against the API's own create schema and rules; nothing is
 // created unless every item passes. Later kinds may reference earlier items of the same sync.
-import type { HandlerContext } from '../http/context.js';
+import type { RequestContext } from '../http/context.js';
 import { ApiError, invalidFields } from '../errors.js';
 import { validationErrors } from '../http/openapi.js';
 import { checkCustomerInput, createCustomer, customerView, type CustomerInput } from '../domain/customers/customers.js';
@@ -45,13 +45,13 @@ function resolved(value: string, refs: SyncRefs): string {
 
 export interface Syncer {
   /** Throw a 400 (or 422) naming `kind[i].field` for any item that the create operation would refuse. */
-  check(ctx: HandlerContext, items: unknown[], refs: SyncRefs): void;
+  check(ctx: RequestContext, items: unknown[], refs: SyncRefs): void;
   /** Create one item; answers its id (for references) and its view. */
-  create(ctx: HandlerContext, item: unknown, refs: SyncRefs): { id: string; view: unknown };
+  create(ctx: RequestContext, item: unknown, refs: SyncRefs): { id: string; view: unknown };
 }
 
 /** Check sync items against the request body schema of an API operation. */
-function checkAgainst(ctx: HandlerContext, kind: string, operationId: string, method: string, path: string, items: unknown[]): void {
+function checkAgainst(ctx: RequestContext, kind: string, operationId: string, method: string, path: string, items: unknown[]): void {
   const api = ctx.req.app.locals.api.backendFor();
   const errors: Record<string, string> = {};
   items.forEach((item, i) => {
@@ -71,8 +71,8 @@ function childSyncer<I extends object>(spec: {
   operationId: string;
   path: string;
   parent: { field: keyof I & string; kind: 'customers' | 'vendors' };
-  check: (ctx: HandlerContext, input: I, parentInSync: boolean) => void;
-  create: (ctx: HandlerContext, input: I) => { id: string; view: unknown };
+  check: (ctx: RequestContext, input: I, parentInSync: boolean) => void;
+  create: (ctx: RequestContext, input: I) => { id: string; view: unknown };
 }): Syncer {
   const { field, kind } = spec.parent;
   return {
@@ -95,11 +95,11 @@ function childSyncer<I extends object>(spec: {
  * create rules, and one field must differ between the items of the sync (the create rule only
  * knows the objects stored before it).
  */
-function checkParentItems<I extends object>(ctx: HandlerContext, items: unknown[], spec: {
+function checkParentItems<I extends object>(ctx: RequestContext, items: unknown[], spec: {
   kind: SyncKind;
   operationId: string;
   path: string;
-  check: (account: HandlerContext['account'], input: I) => void;
+  check: (account: RequestContext['account'], input: I) => void;
   unique: { field: string; key: (input: I) => string | undefined; noun: string };
 }): void {
   checkAgainst(ctx, spec.kind, spec.operationId, 'POST', spec.path, items);
@@ -160,7 +160,7 @@ const syncers: Record<SyncKind, Syncer> = {
  * Check every item of every kind first, so a bad one changes nothing; then create kind by kind in
  * SYNC_ORDER, resolving references to items created before.
  */
-export function runSync(ctx: HandlerContext, body: Partial<Record<SyncKind, unknown[]>>): Record<SyncKind, unknown[]> {
+export function runSync(ctx: RequestContext, body: Partial<Record<SyncKind, unknown[]>>): Record<SyncKind, unknown[]> {
   const refs: SyncRefs = {
     counts: { customers: 0, invoices: 0, vendors: 0, bills: 0 },
     created: { customers: [], invoices: [], vendors: [], bills: [] },

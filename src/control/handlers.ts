@@ -13,7 +13,7 @@ import { verifiedAccessClaims } from '../auth/security.js';
 import { ApiError, Errors, invalidFields } from '../errors.js';
 import { parseBearer } from '../auth/authorization-header.js';
 import { LIMITS } from '../limits.js';
-import { created, ok, type Handler, type HandlerContext, type Principal } from '../http/context.js';
+import { created, ok, type Handler, type Principal } from '../http/context.js';
 import type { Account } from '../store/store.js';
 import { runSync, SYNC_ORDER } from './accounting-sync.js';
 
@@ -89,7 +89,7 @@ function newestFirst(jobs: readonly FailedJob[]): FailedJob[] {
   return [...jobs].reverse();
 }
 
-const reset: Handler = ({ deps, account, principal }) => {
+const reset: Handler<'sandboxReset'> = ({ deps, account, principal }) => {
   if ((principal as ControlPrincipal).explicit) {
     account.reset();
     return ok({ reset: 'account' });
@@ -100,13 +100,13 @@ const reset: Handler = ({ deps, account, principal }) => {
   return ok({ reset: 'all' });
 };
 
-const createPartner: Handler = ({ deps, body }) => {
+const createPartner: Handler<'sandboxCreatePartner'> = ({ deps, body }) => {
   const { partner, keys } = deps.partners.createPartner(body?.name, body?.rate_limit);
   const credentials = (env: 'production' | 'demo') => ({ client_id: keys[env].key.client_id, client_secret: keys[env].client_secret });
   return created({ id: partner.id, name: partner.name, rate_limit: partner.rate_limit, credentials: { production: credentials('production'), demo: credentials('demo') } });
 };
 
-const createKey: Handler = ({ deps, principal, params, body }) => {
+const createKey: Handler<'sandboxCreateKey'> = ({ deps, principal, params, body }) => {
   const issued = deps.partners.createKey(params.id, body.environment, body.name, body.scopes ?? null, reachable(principal));
   const { revoked_at: _revoked, ...shown } = publicKey(issued.key);
   return created({ ...shown, client_secret: issued.client_secret });
@@ -138,7 +138,7 @@ function advanceTarget(account: Account, body: { seconds?: number; to?: string }
   return target;
 }
 
-const advanceClock: Handler = async ({ deps, account, body }) => {
+const advanceClock: Handler<'sandboxAdvanceClock'> = async ({ deps, account, body }) => {
   const target = advanceTarget(account, body);
   const before = failedJobs(account).at(-1);
   const ran = await deps.scheduler.advance(account, target);
@@ -151,12 +151,12 @@ const advanceClock: Handler = async ({ deps, account, body }) => {
 };
 
 /** Every token of the account (access and checkout) expires now; the next call with one answers 401. */
-const expireAccountTokens: Handler = ({ deps, account }) => {
+const expireAccountTokens: Handler<'sandboxExpireTokens'> = ({ deps, account }) => {
   expireTokens(account);
   return ok({ partner_id: account.partnerId, environment: account.environment, expired_at: new Date(deps.realNow()).toISOString() });
 };
 
-const accountingSync: Handler = async (ctx: HandlerContext) => {
+const accountingSync: Handler<'sandboxAccountingSync'> = async (ctx) => {
   const body = ctx.body ?? {};
   const unknown = Object.keys(body).filter((kind) => !(SYNC_ORDER as readonly string[]).includes(kind));
   if (unknown.length) {

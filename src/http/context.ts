@@ -1,8 +1,12 @@
 // Owns the shapes a handler sees: the request context (account, principal, validated input) and
-// the reply it returns. Handlers are plain functions from context to reply.
+// the reply it returns. Handlers are plain functions from context to reply, typed from the
+// operations the two OpenAPI documents generate (npm run gen): an operation's handler sees its own
+// path parameters, query and body.
 import type { Request, Response } from 'express';
 import type { Environment } from '../config.js';
 import type { Deps } from '../deps.js';
+import type { operations as ApiOperations } from '../generated/api.js';
+import type { operations as ControlOperations } from '../generated/control-plane.js';
 import type { Account } from '../store/store.js';
 
 export interface Principal {
@@ -16,19 +20,44 @@ export interface Principal {
   invoice_id?: string;
 }
 
-export interface HandlerContext<Body = any, Query = any, Params = any> {
+/** An operation of the partner API or of the control plane (no operationId is in both documents). */
+export type ApiOperationId = keyof ApiOperations;
+export type ControlOperationId = keyof ControlOperations;
+type Operations = ApiOperations & ControlOperations;
+export type OperationId = keyof Operations;
+
+/** Nothing declared: an empty record, so reading an undeclared parameter is a type error. */
+type Declared<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
+/** The body of whichever media type the operation takes; `undefined` too when the body is optional. */
+type BodyOf<R> = [NonNullable<R>] extends [never]
+  ? undefined
+  : NonNullable<R> extends { content: infer C }
+    ? C[keyof C] | (undefined extends R ? undefined : never)
+    : unknown;
+
+/** What every handler and interceptor sees, whatever the operation: the input as the router read it. */
+export interface RequestContext {
   deps: Deps;
   account: Account;
   principal: Principal;
   operationId: string;
-  params: Params;
-  query: Query;
-  body: Body;
+  /** Path parameters, query and body, validated against the operation's schemas. */
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
   headers: Record<string, string | string[] | undefined>;
   req: Request;
   res: Response;
   /** Origin used in absolute links: --public-url, else the request's own. */
   origin: string;
+}
+
+/** The context of one operation: its path parameters, query and body as the document declares them. */
+export interface HandlerContext<K extends OperationId> extends Omit<RequestContext, 'operationId' | 'params' | 'query' | 'body'> {
+  operationId: K;
+  params: Declared<Operations[K]['parameters']['path']>;
+  query: Declared<Operations[K]['parameters']['query']>;
+  body: BodyOf<Operations[K]['requestBody']>;
 }
 
 export interface Reply {
@@ -37,7 +66,25 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-export type Handler = (ctx: HandlerContext) => Reply | Promise<Reply>;
+export type Handler<K extends OperationId> = (ctx: HandlerContext<K>) => Reply | Promise<Reply>;
+
+/** A feature's partner API handlers by operationId, each typed from its own operation. */
+export type ApiHandlers = { [K in ApiOperationId]?: Handler<K> };
+/** A feature's control-plane handlers by operationId. */
+export type ControlHandlers = { [K in ControlOperationId]?: Handler<K> };
+
+/**
+ * What the router calls: a handler of some operation, given that operation's validated input.
+ * `handlerFor` is the one place the router's loosely typed context meets an operation's own types.
+ */
+export type AnyHandler = (ctx: RequestContext) => Reply | Promise<Reply>;
+
+export function handlerFor(handlers: ApiHandlers | ControlHandlers, operationId: string): AnyHandler | undefined {
+  const handler: unknown = (handlers as Record<string, unknown>)[operationId];
+  // The router validated params, query and body against this very operation's schemas (the ones
+  // the handler's types are generated from) before calling it, so its context has the handler's shape.
+  return typeof handler === 'function' ? (handler as AnyHandler) : undefined;
+}
 
 export function ok(body: unknown): Reply {
   return { status: 200, body };

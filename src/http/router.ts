@@ -12,7 +12,7 @@ import type { Environment } from '../config.js';
 import type { Deps } from '../deps.js';
 import type { Account } from '../store/store.js';
 import { ApiError, Errors } from '../errors.js';
-import { linkOrigin, type Handler, type HandlerContext, type Principal, type Reply } from './context.js';
+import { handlerFor, linkOrigin, type AnyHandler, type ApiHandlers, type ControlHandlers, type Principal, type Reply, type RequestContext } from './context.js';
 import { validationErrors } from './openapi.js';
 import type { ResponseChecker } from './response-check.js';
 import { RouteMatcher } from './route-match.js';
@@ -33,12 +33,12 @@ export type SecurityHandler = (c: Context, state: RequestState) => Principal | t
 export const PENDING_WORK = 'pendingWork';
 
 /** Something that may answer before the handler runs (forced responses, scenario rules). */
-export type Interceptor = (ctx: HandlerContext, operation: Operation) => Promise<Reply | undefined> | Reply | undefined;
+export type Interceptor = (ctx: RequestContext, operation: Operation) => Promise<Reply | undefined> | Reply | undefined;
 
 export interface OperationRouterOptions {
   deps: Deps;
   backend: OpenAPIBackend;
-  handlers: Record<string, Handler>;
+  handlers: ApiHandlers | ControlHandlers;
   security: Record<string, SecurityHandler>;
   /** Principal for operations that declare no security (or optional security). */
   anonymous: (state: RequestState) => Principal;
@@ -59,7 +59,7 @@ interface OperationPlan {
   /** The security requirements (alternatives) and every scheme they name, once each. */
   security: Array<Record<string, string[]>>;
   schemes: string[];
-  handler: Handler | undefined;
+  handler: AnyHandler | undefined;
 }
 
 type SecurityResult = { error?: unknown; ok: boolean };
@@ -82,7 +82,7 @@ export class OperationRouter {
   unimplemented(): string[] {
     return this.options.backend.getOperations()
       .map((o) => o.operationId as string)
-      .filter((id) => !this.options.handlers[id]);
+      .filter((id) => !handlerFor(this.options.handlers, id));
   }
 
   operationFor(method: string, path: string): Operation | undefined {
@@ -139,7 +139,7 @@ export class OperationRouter {
       onlyJson: media.length === 1 && media[0] === 'application/json',
       security,
       schemes: [...new Set(security.flatMap((requirement) => Object.keys(requirement)))],
-      handler: this.options.handlers[operation.operationId as string],
+      handler: handlerFor(this.options.handlers, operation.operationId as string),
     };
     this.plans.set(operation, plan);
     return plan;
@@ -248,7 +248,7 @@ export class OperationRouter {
     const account = state.account ?? this.options.deps.store.account(principal.partner_id, principal.environment);
     state.res.locals.account = account;
     const operationId = plan.operation.operationId as string;
-    const ctx: HandlerContext = {
+    const ctx: RequestContext = {
       deps: this.options.deps,
       account,
       principal,
@@ -256,7 +256,7 @@ export class OperationRouter {
       params: input.params,
       query: input.query,
       body: input.body,
-      headers: input.headers as HandlerContext['headers'],
+      headers: input.headers as RequestContext['headers'],
       req: state.req,
       res: state.res,
       // Worked out only by the handlers that write links (it reads the Host header through express).

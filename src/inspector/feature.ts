@@ -58,7 +58,7 @@ function visiblePartners(deps: Deps, req: Request, principal: ControlPrincipal):
   return all.filter((id) => id === DEFAULT_PARTNER_ID);
 }
 
-const listAccounts: Handler = ({ deps, req, principal }) => {
+const listAccounts: Handler<'sandboxListAccounts'> = ({ deps, req, principal }) => {
   const partners = visiblePartners(deps, req, principal as ControlPrincipal);
   const data = partners.flatMap((partnerId) => {
     const partner = deps.store.data.partners[partnerId]!;
@@ -80,7 +80,7 @@ function requireKind(name: string): ObjectKind<{ id: string }> {
   return kind;
 }
 
-const listObjects: Handler = ({ deps, account, params, query, req }) => {
+const listObjects: Handler<'sandboxListObjects'> = ({ deps, account, params, query, req }) => {
   const kind = requireKind(params.kind);
   const needle = typeof query.q === 'string' ? query.q.trim().toLowerCase() : '';
   const status: string | undefined = query.status;
@@ -96,7 +96,7 @@ const listObjects: Handler = ({ deps, account, params, query, req }) => {
   return ok({ ...page, data: page.data.map((item) => ({ id: item.id, status: kind.status(item), object: kind.view(ctx, item) })) });
 };
 
-const getObject: Handler = ({ deps, account, params, req }) => {
+const getObject: Handler<'sandboxGetObject'> = ({ deps, account, params, req }) => {
   const kind = requireKind(params.kind);
   const item = kind.collection(account).get(params.id);
   if (!item || kind.hidden?.(item)) throw new ApiError(Errors.notFound, { message: `No ${kind.label} with id ${params.id}.` });
@@ -117,7 +117,7 @@ const getObject: Handler = ({ deps, account, params, req }) => {
   });
 };
 
-const listEvents: Handler = ({ account, query }) => {
+const listEvents: Handler<'sandboxListEvents'> = ({ account, query }) => {
   const where = query.entity_id ? { field: 'entity_id', value: query.entity_id as string }
     : query.topic ? { field: 'topic', value: query.topic as string } : undefined;
   const page = eventLog(account).page({

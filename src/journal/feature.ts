@@ -135,12 +135,12 @@ export function journalMiddleware(deps: Deps) {
 
 // Both wait for entries still being recorded (a refused request's account is found asynchronously),
 // so a request that has been answered is always in the journal a later call reads.
-const listRequests: Handler = async ({ deps, account, query }) => {
+const listRequests: Handler<'sandboxListRequests'> = async ({ deps, account, query }) => {
   await journalOf(deps).settled();
   return ok({ data: journalOf(deps).list(account, { method: query.method, path: query.path, status: query.status, limit: query.limit }) });
 };
 
-const clearRequests: Handler = async ({ deps, account }) => {
+const clearRequests: Handler<'sandboxClearRequests'> = async ({ deps, account }) => {
   await journalOf(deps).settled();
   return ok({ deleted: journalOf(deps).clear(account) });
 };

@@ -26,17 +26,17 @@ function summary(deps: Deps, account: Account, scenario: LoadedScenario) {
   };
 }
 
-const listScenarios: Handler = ({ deps, account }) => ok({ data: engineOf(deps).list(account).map((s) => summary(deps, account, s)) });
+const listScenarios: Handler<'sandboxListScenarios'> = ({ deps, account }) => ok({ data: engineOf(deps).list(account).map((s) => summary(deps, account, s)) });
 
-const loadScenario: Handler = ({ deps, account, req }) => {
+const loadScenario: Handler<'sandboxLoadScenario'> = ({ deps, account, req }) => {
   // The raw body: express parsed JSON into an object and YAML into text; both are checked the same way.
   const document = parseScenario(req.body);
   return created({ id: engineOf(deps).add(account, document).id });
 };
 
-const deleteScenarios: Handler = ({ deps, account }) => ok({ deleted: engineOf(deps).removeOwn(account) });
+const deleteScenarios: Handler<'sandboxDeleteScenarios'> = ({ deps, account }) => ok({ deleted: engineOf(deps).removeOwn(account) });
 
-const deleteScenario: Handler = ({ deps, account, params }) => {
+const deleteScenario: Handler<'sandboxDeleteScenario'> = ({ deps, account, params }) => {
   if (!engineOf(deps).remove(account, params.id)) {
     throw new ApiError(Errors.notFound, { message: `No scenario with id ${params.id} applies to this account.` });
   }

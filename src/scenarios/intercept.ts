@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
-import type { HandlerContext, Reply } from '../http/context.js';
+import type { RequestContext, Reply } from '../http/context.js';
 import { invalidFields } from '../errors.js';
 import type { Interceptor } from '../http/router.js';
 import type { Account } from '../store/store.js';
@@ -38,7 +38,7 @@ export function preferredCode(header: string | string[] | undefined): number | u
  * The account a request belongs to. The token endpoint runs before any token exists, so its
  * account is the one of the key named in its Basic header (when that key is known).
  */
-export function requestAccount(ctx: HandlerContext): Account {
+export function requestAccount(ctx: RequestContext): Account {
   if (ctx.operationId !== 'createToken') return ctx.account;
   return ctx.deps.partners.accountNamedByBasic(ctx.req.headers.authorization, ctx.account.environment) ?? ctx.account;
 }
@@ -65,7 +65,7 @@ function cut(socket: Socket, mode: 'reset' | 'empty'): void {
 }
 
 /** Scenario rules: wait for the delays that fire, then answer or cut the connection if a rule says so. */
-export const scenarioInterceptor: Interceptor = async (ctx: HandlerContext, operation: Operation): Promise<Reply | undefined> => {
+export const scenarioInterceptor: Interceptor = async (ctx: RequestContext, operation: Operation): Promise<Reply | undefined> => {
   const deps: Deps = ctx.deps;
   const engine = deps.services.get(SCENARIO_ENGINE) as ScenarioEngine | undefined;
   if (!engine) return undefined;

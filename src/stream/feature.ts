@@ -13,7 +13,7 @@ export function streamHub(deps: Deps): StreamHub {
   return deps.services.get(STREAM_SERVICE) as StreamHub;
 }
 
-const openStream: Handler = ({ deps, account, query, headers, req, res }) => {
+const openStream: Handler<'sandboxStream'> = ({ deps, account, query, headers, req, res }) => {
   const types = parseTypes(query.types);
   const secret = headers['x-sandbox-forward-secret'];
   const forward = forwardSpec(query, Array.isArray(secret) ? secret[0] : secret);

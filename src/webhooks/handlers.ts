@@ -9,7 +9,7 @@ import { deliveryBody, listAttempts, listHistory } from './history.js';
 import { WEBHOOKS_SERVICE, WebhookQueue, webhookQueue } from './queue.js';
 import { createSubscription, deactivateSubscription, subscriptions, subscriptionView, type Subscription } from './subscriptions.js';
 
-const listWebhooks: Handler = ({ account, query }) => {
+const listWebhooks: Handler<'listWebhooks'> = ({ account, query }) => {
   // A CLI forwarder's subscriptions are the sandbox's own, not the partner's: never listed.
   const filter = (s: Subscription) => !s.forwarder && (query.is_active === undefined || s.is_active === query.is_active);
   const page = subscriptions(account).page({
@@ -20,7 +20,7 @@ const listWebhooks: Handler = ({ account, query }) => {
   return ok({ ...page, data: page.data.map(subscriptionView) });
 };
 
-const deleteWebhook: Handler = ({ deps, account, params }) => {
+const deleteWebhook: Handler<'deleteWebhook'> = ({ deps, account, params }) => {
   if (subscriptions(account).get(params.subscription_id)?.forwarder) throw new ApiError(Errors.notFound, { message: `No webhook subscription with id ${params.subscription_id}.` });
   const sub = deactivateSubscription(account, params.subscription_id);
   webhookQueue(deps).dropSubscription(account, sub);

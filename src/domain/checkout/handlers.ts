@@ -1,16 +1,16 @@
 // Owns the checkout operations: token issue and card-form credentials (API tokens), and the
 // embeddable checkout surface under /checkout (checkout tokens, scoped to one customer and invoice).
 import type { Feature } from '../../feature.js';
-import { created, ok, type Handler, type HandlerContext } from '../../http/context.js';
+import { created, ok, type ApiHandlers, type RequestContext } from '../../http/context.js';
 import { invoices, invoiceView } from '../invoices/invoices.js';
 import { pdfLink } from '../invoices/handlers.js';
 import { addBankMethod, addCardMethod, listMethods, paymentMethodView, submitCvv } from '../payment-methods/payment-methods.js';
 import { addressDetails, cardFormCredentials, checkoutPay, issueCheckoutToken, suggest, theme } from './checkout.js';
 
 /** The token's own customer and invoice: nothing else is reachable with a checkout token. */
-const scope = ({ principal }: HandlerContext) => ({ customerId: principal.customer_id as string, invoiceId: principal.invoice_id as string });
+const scope = ({ principal }: RequestContext) => ({ customerId: principal.customer_id as string, invoiceId: principal.invoice_id as string });
 
-const checkoutHandlers: Record<string, Handler> = {
+const checkoutHandlers = {
   initCheckoutAuth: async ({ deps, account, principal, body }) => ok(await issueCheckoutToken(deps, account, principal, body)),
   getCardFormCredentials: ({ account }) => ok(cardFormCredentials(account)),
   checkoutGetTheme: ({ deps, account }) => ok(theme(deps, account)),
@@ -30,6 +30,6 @@ const checkoutHandlers: Record<string, Handler> = {
   },
   checkoutAddressAutocomplete: ({ body }) => ok(suggest(body)),
   checkoutAddressDetails: ({ body }) => ok(addressDetails(body.id)),
-};
+} satisfies ApiHandlers;
 
 export const checkoutFeature: Feature = { name: 'checkout', handlers: checkoutHandlers };

@@ -1,5 +1,5 @@
 // Owns the invoice operations: each a short story over invoices.ts and pdf.ts.
-import { created, ok, type Handler } from '../../http/context.js';
+import { created, ok, type ApiHandlers, type Handler } from '../../http/context.js';
 import { EMPTY_PAGE, pageParams, timeWindow } from '../../http/pagination.js';
 import { signLink } from '../../hosted/signed-links.js';
 import type { Account } from '../../store/store.js';
@@ -29,7 +29,7 @@ function dueBound(value: string | undefined, end: boolean): number | undefined {
   return end ? endOfCalendarDate(value) : startOfCalendarDate(value);
 }
 
-const listInvoices: Handler = ({ account, query }) => {
+const listInvoices: Handler<'listInvoices'> = ({ account, query }) => {
   if (query.invoice_number) {
     const found = findByNumber(account, query.invoice_number);
     if (!found || (query.customer_id && found.customer_id !== query.customer_id)) return ok(EMPTY_PAGE);
@@ -47,7 +47,7 @@ const listInvoices: Handler = ({ account, query }) => {
   return ok({ ...page, data: page.data.map(invoiceView) });
 };
 
-export const invoiceHandlers: Record<string, Handler> = {
+export const invoiceHandlers = {
   listInvoices,
   createInvoice: ({ deps, account, body }) => {
     const invoice = createInvoice(deps, account, body, { source: 'api' });
@@ -60,4 +60,4 @@ export const invoiceHandlers: Record<string, Handler> = {
   getInvoicePaymentLink: ({ deps, account, params, origin }) => ok({ url: paymentLink(deps, account, origin, getInvoice(account, params.id)) }),
   getInvoicePdfLink: ({ deps, account, params, origin }) => ok({ url: pdfLink(deps, account, origin, getInvoice(account, params.id)) }),
   uploadInvoicePdf: async ({ deps, account, params, body }) => ok(await uploadInvoicePdf(deps, account, params.id, body ?? {})),
-};
+} satisfies ApiHandlers;

@@ -1,10 +1,10 @@
 // Owns the payment-method operations of a customer: each a short story over payment-methods.ts.
-import { created, ok, type Handler } from '../../http/context.js';
+import { created, ok, type ApiHandlers } from '../../http/context.js';
 import {
   addBankMethod, addCardMethod, deleteMethod, feeQuote, getMethod, listMethods, paymentMethodView, setDefaultMethod, submitCvv,
 } from './payment-methods.js';
 
-export const paymentMethodHandlers: Record<string, Handler> = {
+export const paymentMethodHandlers = {
   listPaymentMethods: ({ account, params }) => ok({ data: listMethods(account, params.id).map((method) => paymentMethodView(account, method)) }),
   getPaymentMethod: ({ account, params }) => ok(paymentMethodView(account, getMethod(account, params.id, params.method_id))),
   deletePaymentMethod: ({ deps, account, params }) => {
@@ -22,4 +22,4 @@ export const paymentMethodHandlers: Record<string, Handler> = {
     return created({ success: true });
   },
   getPaymentMethodFees: ({ account, params, body }) => ok(feeQuote(getMethod(account, params.id, params.card_id), Number(body.amount))),
-};
+} satisfies ApiHandlers;

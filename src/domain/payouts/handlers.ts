@@ -1,10 +1,10 @@
 // Owns the payout operations: list with its filters, get, and a payout's transactions.
-import { ok, type Handler } from '../../http/context.js';
+import { ok, type ApiHandlers, type Handler } from '../../http/context.js';
 import { EMPTY_PAGE, pageParams, timeWindow } from '../../http/pagination.js';
 import { invoices } from '../invoices/invoices.js';
 import { payouts, payoutTransactionsView, payoutView, type Payout } from './payouts.js';
 
-const listPayouts: Handler = ({ account, query }) => {
+const listPayouts: Handler<'listPayouts'> = ({ account, query }) => {
   const createdIn = timeWindow(query.start_date, query.end_date);
   // An invoice's payouts are among its customer's: walk that index only.
   let customerId: string | undefined = query.customer_id;
@@ -20,8 +20,8 @@ const listPayouts: Handler = ({ account, query }) => {
   return ok({ ...page, data: page.data.map(payoutView) });
 };
 
-export const payoutHandlers: Record<string, Handler> = {
+export const payoutHandlers = {
   listPayouts,
   getPayout: ({ account, params }) => ok(payoutView(payouts(account).require(params.id, 'payout'))),
   listPayoutTransactions: ({ account, params }) => ok(payoutTransactionsView(payouts(account).require(params.id, 'payout'))),
-};
+} satisfies ApiHandlers;

@@ -1,5 +1,5 @@
 // Owns the vendor payment operations and their control-plane simulation: short stories over vendor-payments.ts.
-import { ok, type Handler } from '../../http/context.js';
+import { ok, type ApiHandlers, type ControlHandlers } from '../../http/context.js';
 import { submitVendorData } from '../vendors/activation.js';
 import { dataRequestView, vendorView } from '../vendors/vendors.js';
 import {
@@ -10,7 +10,7 @@ import { vendorPaymentView } from './records.js';
 /** Sandbox choice: the failure_reason of a simulated failure when none is given (an ACH return). */
 const DEFAULT_FAILURE_REASON = 'bank_return';
 
-export const vendorPaymentHandlers: Record<string, Handler> = {
+export const vendorPaymentHandlers = {
   createVendorPayments: ({ deps, account, body }) => ok(initiateVendorPayments(deps, account, body)),
   retryVendorPayment: ({ deps, account, params }) => ok({ bill_id: retryVendorPayment(deps, account, params.bill_id).bill_id }),
   cancelVendorPayment: ({ account, body }) => {
@@ -18,13 +18,13 @@ export const vendorPaymentHandlers: Record<string, Handler> = {
     return ok({ payment_id: payment.id, status: payment.status });
   },
   bulkCancelVendorPayments: ({ account, body }) => ok(bulkCancelVendorPayments(account, body.items)),
-};
+} satisfies ApiHandlers;
 
-export const payablesControl: Record<string, Handler> = {
+export const payablesControl = {
   sandboxSubmitVendorDataRequest: ({ deps, account, params, body }) => {
     const { vendor, request } = submitVendorData(deps, account, params.id, params.request_id, body ?? {});
     return ok({ vendor: vendorView(vendor), data_request: dataRequestView(request) });
   },
   sandboxFailVendorPayment: ({ account, params, body }) =>
     ok(vendorPaymentView(failVendorPayment(account, params.payment_id, body?.failure_reason ?? DEFAULT_FAILURE_REASON))),
-};
+} satisfies ControlHandlers;

@@ -1,5 +1,5 @@
 // Owns the vendor operations: each a short story over vendors.ts and activation.ts.
-import { created, ok, type Handler } from '../../http/context.js';
+import { created, ok, type ApiHandlers, type Handler } from '../../http/context.js';
 import { pageParams } from '../../http/pagination.js';
 import { deactivateVendor, reactivateVendor, saveBankAccount } from './activation.js';
 import {
@@ -7,7 +7,7 @@ import {
   resendDataRequest, updateVendor, vendorView, vendors, type Vendor,
 } from './vendors.js';
 
-const listVendors: Handler = ({ account, query }) => {
+const listVendors: Handler<'listVendors'> = ({ account, query }) => {
   const name = query.name?.toLowerCase();
   const filter = (v: Vendor) =>
     (query.is_active === undefined || (v.status === 'active') === query.is_active) &&
@@ -18,7 +18,7 @@ const listVendors: Handler = ({ account, query }) => {
   return ok({ ...page, data: page.data.map(vendorView) });
 };
 
-export const vendorHandlers: Record<string, Handler> = {
+export const vendorHandlers = {
   listVendors,
   createVendor: ({ deps, account, body }) => created(vendorView(createVendor(deps, account, body, { origin: 'manual' }))),
   getVendor: ({ account, params }) => ok(vendorView(getVendor(account, params.id))),
@@ -36,4 +36,4 @@ export const vendorHandlers: Record<string, Handler> = {
   },
   deactivateVendor: ({ deps, account, params }) => ok(deactivateVendor(deps, account, params.id)),
   reactivateVendor: ({ deps, account, params }) => ok(reactivateVendor(deps, account, params.id)),
-};
+} satisfies ApiHandlers;
