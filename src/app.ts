@@ -21,6 +21,7 @@ import { documentRoutes, landingRoute } from './http/landing.js';
 import { durableAnswers } from './http/durable-answers.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
 import type { Principal } from './http/context.js';
+import { exchange } from './http/exchange.js';
 import { accessLog, createLogger, type Logger } from './log.js';
 import { Store } from './store/store.js';
 import { BlobStore } from './store/blobs.js';
@@ -40,6 +41,7 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
+import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
 import { streamFeature } from './stream/feature.js';
 
@@ -87,7 +89,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
     rateLimiter: new RateLimiter(realNow),
     log,
     realNow,
-    services: new Map(),
+    services: new ServiceRegistry(),
   };
   store.events.on('writeFailed', (error) => log.error({ err: error, file: full.dataFile }, 'writing the data file failed'));
   for (const feature of FEATURES) feature.install?.(deps);
@@ -166,7 +168,12 @@ export function createApp(deps: Deps): SandboxApp {
     backend: createBackend(controlDoc.document),
     handlers: collect((f) => f.control),
     security: {},
-    anonymous: (state) => state.res.locals.controlPrincipal as Principal,
+    anonymous: (state) => {
+      // The /_sandbox route below resolves the caller before the control router runs.
+      const principal = exchange(state.res).controlPrincipal;
+      if (!principal) throw new Error('The control plane was reached without a resolved caller.');
+      return principal;
+    },
     interceptors: [],
     responseChecker: deps.config.validateResponses ? responseCheckerFor(controlDoc.document) : undefined,
   });
@@ -175,12 +182,14 @@ export function createApp(deps: Deps): SandboxApp {
   app.locals.control = control;
 
   app.use('/_sandbox', asyncMiddleware(async (req, res) => {
+    let principal: Principal;
     try {
-      res.locals.controlPrincipal = await resolveControlPrincipal(deps, req);
+      principal = await resolveControlPrincipal(deps, req);
     } catch (error) {
       return send(res, errorReply(error, deps, req));
     }
-    await control.handle(req, res, res.locals.controlPrincipal.environment, req.originalUrl.split('?')[0]);
+    exchange(res).controlPrincipal = principal;
+    await control.handle(req, res, principal.environment, req.originalUrl.split('?')[0]);
   }));
   for (const feature of FEATURES) feature.routes?.(app, deps);
   const apiRoute = asyncMiddleware(async (req, res) => {

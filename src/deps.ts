@@ -9,6 +9,7 @@ import type { TokenSigner } from './auth/tokens.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/store.js';
+import type { ServiceRegistry } from './services.js';
 import type { BlobStore } from './store/blobs.js';
 import type { Activity } from './stream/activity.js';
 
@@ -26,5 +27,5 @@ export interface Deps {
   log: Logger;
   realNow: RealNow;
   /** Services that features add at install time (webhook delivery, scenarios, ...), by name. */
-  services: Map<string, unknown>;
+  services: ServiceRegistry;
 }

@@ -11,6 +11,6 @@ export type DeliveryFaultHook = (account: Account, attempt: { topic: string; url
 export const DELIVERY_FAULTS = 'deliveryFaults';
 
 export function deliveryFault(deps: Deps, account: Account, attempt: { topic: string; url: string; event_id: string }): DeliveryFault | undefined {
-  const hook = deps.services.get(DELIVERY_FAULTS) as DeliveryFaultHook | undefined;
+  const hook = deps.services.get(DELIVERY_FAULTS);
   return hook?.(account, attempt);
 }

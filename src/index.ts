@@ -8,7 +8,7 @@ import { defaultConfig, type DefaultCredentials, type Environment, type SandboxC
 import type { Deps } from './deps.js';
 import { didYouMean } from './suggest.js';
 import { tokenRequestInit } from './auth/tokens.js';
-import { streamHub } from './stream/feature.js';
+import { STREAM_SERVICE } from './stream/feature.js';
 import type { HttpErrorBody } from './errors.js';
 import { answerClientErrors } from './http/client-error.js';
 import { LIMITS } from './limits.js';
@@ -159,13 +159,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     close: () => (closing ??= (async () => {
       deps.scheduler.stopTicking();
       // Live streams never end by themselves: end them first, or server.close() would wait for ever.
-      await streamHub(deps)?.close();
+      await deps.services.get(STREAM_SERVICE)?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
       await deps.scheduler.idle();
-      for (const close of deps.services.values()) await (close as { close?: () => Promise<void> })?.close?.();
+      await deps.services.closeAll();
       await deps.store.close();
       await deps.blobs.close();
     })()),

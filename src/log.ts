@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
+import { exchange } from './http/exchange.js';
 
 export type Logger = pino.Logger;
 
@@ -54,7 +55,7 @@ function prettyStream(destination?: NodeJS.WritableStream): pino.DestinationStre
 }
 
 type Req = IncomingMessage & { originalUrl?: string };
-type Res = ServerResponse & { locals?: { operationId?: string; account?: { id?: string } } };
+type Res = ServerResponse;
 
 /**
  * The access line: method, path (never the query string), status, milliseconds, account and
@@ -70,8 +71,8 @@ export function accessLog(logger: Logger): HttpLogger {
       path,
       status: res.statusCode,
       ms,
-      account: res.locals?.account?.id ?? null,
-      operation: res.locals?.operationId ?? null,
+      account: exchange(res).account?.id ?? null,
+      operation: exchange(res).operationId ?? null,
     };
   };
   const message = (req: Req, res: Res, ms: number) => {

@@ -16,6 +16,7 @@ import { handlerFor, linkOrigin, type AnyHandler, type ApiHandlers, type Control
 import { validationErrors } from './openapi.js';
 import type { ResponseChecker } from './response-check.js';
 import { RouteMatcher } from './route-match.js';
+import { exchange } from './exchange.js';
 
 /** What a request carries through openapi-backend to the security handlers and the handler. */
 export interface RequestState {
@@ -97,12 +98,13 @@ export class OperationRouter {
    */
   async handle(req: Request, res: Response, environment: Environment, path: string): Promise<void> {
     const { deps } = this.options;
-    const pending = deps.services.get(PENDING_WORK) as Promise<unknown> | undefined;
+    const pending = deps.services.get(PENDING_WORK);
     if (pending) await pending;
     const found = this.matcher.match(req.method, path);
     const operation = typeof found === 'number' ? undefined : found.operation;
-    res.locals.operationId = operation?.operationId ?? null;
-    res.locals.environment = environment;
+    const state = exchange(res);
+    state.operationId = operation?.operationId ?? null;
+    state.environment = environment;
     let reply: Reply;
     try {
       if (typeof found === 'number') throw new ApiError(Errors.routeNotFound);
@@ -112,7 +114,7 @@ export class OperationRouter {
     }
     // A body written by a scenario author (respond.body) is sent as written, unchecked.
     const checker = this.options.responseChecker;
-    if (checker && operation?.operationId && reply.body !== undefined && !res.locals.uncheckedReply) {
+    if (checker && operation?.operationId && reply.body !== undefined && !state.uncheckedReply) {
       reply = checkedAgainstDocument(checker, operation.operationId, reply);
     }
     send(res, reply);
@@ -170,7 +172,7 @@ export class OperationRouter {
       if (principal !== true) {
         state.principal = principal;
         state.account = this.options.deps.store.account(principal.partner_id, principal.environment);
-        state.res.locals.account = state.account;
+        exchange(state.res).account = state.account;
       }
       return PASSED;
     };
@@ -246,7 +248,7 @@ export class OperationRouter {
   private async run(plan: OperationPlan, input: ReturnType<OperationRouter['validated']>, state: RequestState): Promise<Reply> {
     const principal = state.principal ?? this.options.anonymous(state);
     const account = state.account ?? this.options.deps.store.account(principal.partner_id, principal.environment);
-    state.res.locals.account = account;
+    exchange(state.res).account = account;
     const operationId = plan.operation.operationId as string;
     const ctx: RequestContext = {
       deps: this.options.deps,
@@ -300,8 +302,9 @@ function checkedAgainstDocument(checker: ResponseChecker, operationId: string, r
 
 export function send(res: Response, reply: Reply): void {
   // A scenario's drop action already cut the connection: nothing is sent.
-  if (res.headersSent || res.locals.dropped) return;
-  res.locals.responseBody = reply.body;
+  const state = exchange(res);
+  if (res.headersSent || state.dropped) return;
+  state.responseBody = reply.body;
   let typed = false;
   if (reply.headers) {
     for (const name of Object.keys(reply.headers)) {
@@ -316,7 +319,7 @@ export function send(res: Response, reply: Reply): void {
   // Serialised once, sent as is: no ETag (no answer of the API is cacheable), no second pass.
   const text = JSON.stringify(reply.body);
   // The journal keeps this text (redacted when read) rather than a copy of the body.
-  res.locals.responseText = text;
+  state.responseText = text;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(res.req.method === 'HEAD' ? undefined : text);

@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Deps } from '../deps.js';
 import type { Feature } from '../feature.js';
 import { ok, type Handler } from '../http/context.js';
+import { exchange } from '../http/exchange.js';
 import { documentOperations } from '../http/openapi.js';
 import { TokenSigner } from '../auth/tokens.js';
 import { CHECKOUT_AUDIENCE } from '../auth/security.js';
@@ -16,7 +17,7 @@ import { partBudget, redact, redactHeaders } from './redact.js';
 export const JOURNAL = 'journal';
 
 function journalOf(deps: Deps): Journal {
-  return deps.services.get(JOURNAL) as Journal;
+  return deps.services.installed(JOURNAL);
 }
 
 let templates: Map<string, string> | undefined;
@@ -84,14 +85,15 @@ function keptRequest(req: Request): RawRequest | CopiedRequest {
 
 /** The answer as sent: its JSON text when small, else a redacted copy of its body. */
 function keptResponse(res: Response): KeptResponse {
-  const text = res.locals.responseText as string | undefined;
+  const { responseText: text, responseBody } = exchange(res);
   if (text !== undefined && text.length <= RAW_BODY_BYTES) return { kind: 'raw', bodyText: text };
-  return { kind: 'copy', value: { body: res.locals.responseBody === undefined ? null : redact(res.locals.responseBody) } };
+  return { kind: 'copy', value: { body: responseBody === undefined ? null : redact(responseBody) } };
 }
 
 export function journalMiddleware(deps: Deps) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const journal = journalOf(deps);
+    // Read, not required: a sandbox without the journal feature records nothing.
+    const journal = deps.services.get(JOURNAL);
     if (!journal || journal.capacity <= 0) return next();
     const startedAt = deps.realNow();
     const started = process.hrtime.bigint();
@@ -101,11 +103,12 @@ export function journalMiddleware(deps: Deps) {
       if (done) return;
       done = true;
       // Only requests the API router saw (it sets the environment); hosted pages and files are not API calls.
-      const environment = res.locals.environment as string | undefined;
+      const state = exchange(res);
+      const environment = state.environment;
       if (!environment) return;
-      const operation = (res.locals.operationId as string | null | undefined) ?? null;
+      const operation = state.operationId ?? null;
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const dropped = Boolean(res.locals.dropped);
+      const dropped = Boolean(state.dropped);
       const response = dropped ? RAW_NOTHING : keptResponse(res);
       const add = (account: Account | undefined) => {
         if (!account) return;
@@ -123,7 +126,7 @@ export function journalMiddleware(deps: Deps) {
         if (recorded && deps.activity.listenerCount('request')) deps.activity.emit('request', account, journal.announced(recorded));
       };
       // The common case (the router found the account) is recorded at once; the others look it up.
-      if (operation !== 'createToken' && res.locals.account) return add(res.locals.account as Account);
+      if (operation !== 'createToken' && state.account) return add(state.account);
       const known = operation === 'createToken' ? Promise.resolve(accountFromBasic(deps, req, environment)) : accountFromBearer(deps, req, environment);
       journal.pending(known.then(add).catch((error) => deps.log.warn({ err: error }, 'journal entry not recorded')));
     };

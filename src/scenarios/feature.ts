@@ -11,7 +11,7 @@ import { ScenarioEngine, type LoadedScenario } from './engine.js';
 import { SCENARIO_ENGINE, preferInterceptor, scenarioInterceptor } from './intercept.js';
 
 function engineOf(deps: Deps): ScenarioEngine {
-  return deps.services.get(SCENARIO_ENGINE) as ScenarioEngine;
+  return deps.services.installed(SCENARIO_ENGINE);
 }
 
 function summary(deps: Deps, account: Account, scenario: LoadedScenario) {

@@ -6,8 +6,8 @@ import type { Deps } from '../deps.js';
 import type { RequestContext, Reply } from '../http/context.js';
 import { invalidFields } from '../errors.js';
 import type { Interceptor } from '../http/router.js';
+import { exchange } from '../http/exchange.js';
 import type { Account } from '../store/store.js';
-import type { ScenarioEngine } from './engine.js';
 import { errorReplyFor, exampleReply, unforceable } from './replies.js';
 
 export const SCENARIO_ENGINE = 'scenarioEngine';
@@ -52,7 +52,7 @@ export const preferInterceptor: Interceptor = (ctx) => {
   if (code === undefined) return undefined;
   const why = unforceable(ctx.operationId, code);
   if (why) throw invalidFields({ Prefer: `code=${why}` }, `${ctx.operationId} documents no ${code} answer.`);
-  ctx.res.locals.forced = `Prefer: code=${code}`;
+  exchange(ctx.res).forced = `Prefer: code=${code}`;
   if (code >= 400) return errorReplyFor(ctx.deps, requestAccount(ctx), code);
   return exampleReply(ctx.operationId, code) as Reply;
 };
@@ -67,7 +67,7 @@ function cut(socket: Socket, mode: 'reset' | 'empty'): void {
 /** Scenario rules: wait for the delays that fire, then answer or cut the connection if a rule says so. */
 export const scenarioInterceptor: Interceptor = async (ctx: RequestContext, operation: Operation): Promise<Reply | undefined> => {
   const deps: Deps = ctx.deps;
-  const engine = deps.services.get(SCENARIO_ENGINE) as ScenarioEngine | undefined;
+  const engine = deps.services.get(SCENARIO_ENGINE);
   if (!engine) return undefined;
   const account = requestAccount(ctx);
   const decision = engine.decide(account, {
@@ -79,12 +79,12 @@ export const scenarioInterceptor: Interceptor = async (ctx: RequestContext, oper
   });
   if (!decision.fired.length) return undefined;
   deps.log.debug({ account: account.id, operation: ctx.operationId, rules: decision.fired }, 'scenario rules fired');
-  if (decision.delayMs > 0) await ((deps.services.get(SCENARIO_SLEEP) as Sleep | undefined) ?? realSleep)(decision.delayMs);
+  if (decision.delayMs > 0) await (deps.services.get(SCENARIO_SLEEP) ?? realSleep)(decision.delayMs);
   const terminal = decision.terminal;
   if (!terminal) return undefined;
-  ctx.res.locals.forced = `scenario ${decision.fired.at(-1)}`;
+  exchange(ctx.res).forced = `scenario ${decision.fired.at(-1)}`;
   if (terminal.kind === 'drop') {
-    ctx.res.locals.dropped = terminal.mode;
+    exchange(ctx.res).dropped = terminal.mode;
     cut(ctx.req.socket, terminal.mode);
     return { status: 0 };
   }
@@ -92,7 +92,7 @@ export const scenarioInterceptor: Interceptor = async (ctx: RequestContext, oper
   if (respond.body !== undefined) {
     // A body the document author wrote is sent as written, with its status, even where it departs
     // from the contract: the one deliberate way off it.
-    ctx.res.locals.uncheckedReply = true;
+    exchange(ctx.res).uncheckedReply = true;
     return { status: respond.status, body: structuredClone(respond.body), headers: respond.headers };
   }
   // As Prefer does: a rule matching by method, path or header (so not checked at load) met an

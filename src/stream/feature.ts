@@ -10,7 +10,7 @@ import { StreamHub, parseTypes } from './hub.js';
 export const STREAM_SERVICE = 'stream';
 
 export function streamHub(deps: Deps): StreamHub {
-  return deps.services.get(STREAM_SERVICE) as StreamHub;
+  return deps.services.installed(STREAM_SERVICE);
 }
 
 const openStream: Handler<'sandboxStream'> = ({ deps, account, query, headers, req, res }) => {

@@ -344,5 +344,5 @@ export class WebhookQueue {
 }
 
 export function webhookQueue(deps: Deps): WebhookQueue {
-  return deps.services.get(WEBHOOKS_SERVICE) as WebhookQueue;
+  return deps.services.installed(WEBHOOKS_SERVICE);
 }

@@ -3,7 +3,7 @@
 // bytes a signed pdf-link serves: the latest upload, else a rendering of the invoice.
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../errors.js';
-import { fetchPdf, isPdf, PDF_FETCH_SERVICE, PDF_MAX_BYTES, tooLarge, type FetchOptions } from '../../pdf/fetch.js';
+import { fetchPdf, isPdf, PDF_FETCH_SERVICE, PDF_MAX_BYTES, tooLarge } from '../../pdf/fetch.js';
 import { renderInvoicePdf } from '../../pdf/render.js';
 import type { Account } from '../../store/store.js';
 import { customers } from '../customers/customers.js';
@@ -40,7 +40,7 @@ export async function uploadInvoicePdf(deps: Deps, account: Account, id: string,
   let bytes: Buffer;
   if (input.content !== undefined) bytes = decodeContent(input.content);
   else {
-    const extra = deps.services.get(PDF_FETCH_SERVICE) as Partial<FetchOptions> | undefined;
+    const extra = deps.services.get(PDF_FETCH_SERVICE);
     bytes = await fetchPdf(input.url as string, { ...extra, allowPrivate: deps.config.allowPrivateUrls });
   }
   if (bytes.length > PDF_MAX_BYTES) throw tooLarge();

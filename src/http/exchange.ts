@@ -1,0 +1,40 @@
+// Owns what one request's handling leaves for the steps after it (the access line, the journal,
+// the response check): the operation, environment and account the router found, what a scenario did
+// to the answer, and the answer as sent. Kept in a WeakMap keyed by the response rather than in
+// express's `res.locals`, whose type is `Record<string, any>`: every field here has one type, a
+// misspelt field is a compile error, and the state goes when the response does.
+import type { ServerResponse } from 'node:http';
+import type { Environment } from '../config.js';
+import type { Account } from '../store/store.js';
+import type { Principal } from './context.js';
+
+export interface ExchangeState {
+  /** Set by the router: the matched operation (null: no operation matched) and the API environment. */
+  operationId?: string | null;
+  environment?: Environment;
+  /** The account the request acts on, once security or the router found it. */
+  account?: Account;
+  /** Control plane: who is calling, resolved before the control router runs. */
+  controlPrincipal?: Principal;
+  /** Why the answer was not the handler's (`Prefer: code=NNN` or a scenario rule). */
+  forced?: string;
+  /** A scenario's drop action cut the connection: nothing is sent, and the journal records status 0. */
+  dropped?: 'reset' | 'empty';
+  /** A body written by a scenario author is sent as written, not checked against the document. */
+  uncheckedReply?: boolean;
+  /** The answer as sent: its body, and its JSON text when the router serialised it. */
+  responseBody?: unknown;
+  responseText?: string;
+}
+
+const states = new WeakMap<ServerResponse, ExchangeState>();
+
+/** The state of the exchange `res` answers, created empty on first use. */
+export function exchange(res: ServerResponse): ExchangeState {
+  let state = states.get(res);
+  if (!state) {
+    state = {};
+    states.set(res, state);
+  }
+  return state;
+}

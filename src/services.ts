@@ -1,0 +1,64 @@
+// Owns the registry of services that features add at install time (webhook delivery, the live
+// stream, the journal, scenarios, ...) and the hooks tests set (delivery faults, PDF fetch options,
+// a scenario clock). Each name has one type, so a reader gets the service's own type, not `unknown`.
+import type { FixtureDocument } from './fixtures/document.js';
+import type { Journal } from './journal/journal.js';
+import type { FetchOptions } from './pdf/fetch.js';
+import type { ScenarioEngine } from './scenarios/engine.js';
+import type { Sleep } from './scenarios/intercept.js';
+import type { StreamHub } from './stream/hub.js';
+import type { DeliveryFaultHook } from './faults.js';
+import type { WebhookQueue } from './webhooks/queue.js';
+
+/** Every service by its name (the names are exported next to their owners: WEBHOOKS_SERVICE, JOURNAL, ...). */
+export interface Services {
+  webhooks: WebhookQueue;
+  stream: StreamHub;
+  journal: Journal;
+  scenarioEngine: ScenarioEngine;
+  /** Tests only: how a scenario's delay waits. */
+  scenarioSleep: Sleep;
+  /** Tests only: faults injected into webhook delivery attempts. */
+  deliveryFaults: DeliveryFaultHook;
+  /** Tests only: an extra CA, a resolver, a time-out for fetching PDFs. */
+  'pdf.fetchOptions': Partial<FetchOptions>;
+  /** The --fixtures document, loaded again after a full reset. */
+  startFixtures: FixtureDocument;
+  /** Work every request waits for first (fixtures reloading after a full reset). */
+  pendingWork: Promise<unknown>;
+}
+
+export type ServiceName = keyof Services;
+
+/** A map from each service name to a value of that name's type: set checks the value, get returns it typed. */
+export class ServiceRegistry {
+  private readonly entries = new Map<ServiceName, Services[ServiceName]>();
+
+  get<K extends ServiceName>(name: K): Services[K] | undefined {
+    // set is the only writer and takes a Services[K] for name K, so the entry under K has that type.
+    return this.entries.get(name) as Services[K] | undefined;
+  }
+
+  /** A service a feature installs when the app is created: missing means that feature never ran, a bug. */
+  installed<K extends ServiceName>(name: K): Services[K] {
+    const service = this.get(name);
+    if (service === undefined) throw new Error(`The ${name} service is not installed (its feature's install did not run).`);
+    return service;
+  }
+
+  set<K extends ServiceName>(name: K, service: Services[K]): this {
+    this.entries.set(name, service);
+    return this;
+  }
+
+  delete(name: ServiceName): boolean {
+    return this.entries.delete(name);
+  }
+
+  /** Close every service that can be closed (the webhook queue, the stream hub), in the order they were added. */
+  async closeAll(): Promise<void> {
+    for (const service of this.entries.values()) {
+      if (typeof service === 'object' && 'close' in service && typeof service.close === 'function') await service.close();
+    }
+  }
+}
