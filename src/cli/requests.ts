@@ -68,6 +68,7 @@ export function requestsCommand(): Command {
       try {
         await followStream(client, { types: ['request'] }, ({ type, data: r }) => {
           if (type !== 'request') return;
+          // The server's request events carry its journal summaries (the stream's own shape).
           const summary = r as unknown as RequestSummary;
           if (method && summary.method !== method) return;
           if (flags.path && !pathMatches(flags.path, summary.path, summary.template ?? null)) return;

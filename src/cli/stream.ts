@@ -53,6 +53,7 @@ export async function followStream(client: SandboxClient, request: StreamRequest
   });
   const decoder = new TextDecoder();
   try {
+    // Node's web ReadableStream is async iterable; the DOM typings of fetch's body do not say so.
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
   } catch (error) {
     if (signal.aborted) return;

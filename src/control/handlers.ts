@@ -65,7 +65,8 @@ export function fromLoopback(req: Request): boolean {
 function namedAccount(deps: Deps, req: Request, value: string, tokenPartner: string | undefined, admin: boolean): ControlPrincipal {
   const match = NAMED_ACCOUNT.exec(value);
   if (!match) throw invalidFields({ 'X-Sandbox-Account': 'must be partner_id:environment, the environment production or demo' });
-  const [, partnerId, environment] = match as unknown as [string, string, 'production' | 'demo'];
+  const [, partnerId, named] = match;
+  const environment = named === 'demo' ? 'demo' : 'production';
   const reachable = tokenPartner !== undefined ? partnerId === tokenPartner
     : admin || fromLoopback(req) || partnerId === DEFAULT_PARTNER_ID;
   if (!reachable || !Object.hasOwn(deps.store.data.partners, partnerId)) {

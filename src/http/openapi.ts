@@ -4,12 +4,10 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { addFormats } from './ajv-formats.js';
 import type { ErrorObject } from 'ajv';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export const OPENAPI_DIR = fileURLToPath(new URL('../../openapi/', import.meta.url));
 

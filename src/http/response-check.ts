@@ -4,12 +4,10 @@
 // just as one that is missing a required field does. openapi-backend's own response validation
 // accepts extra fields, so it cannot catch a stored field leaking into an answer.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { addFormats } from './ajv-formats.js';
 import type { ErrorObject } from 'ajv';
 import type { Document } from 'openapi-backend';
 import { atPointer } from './json-pointer.js';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 type Schema = Record<string, unknown>;
 

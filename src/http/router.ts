@@ -203,7 +203,7 @@ export class OperationRouter {
             try {
               query[name] = JSON.parse(raw);
             } catch (error) {
-              errors.push({ keyword: 'parse', instancePath: `/query/${name}`, schemaPath: `#/parameters/${name}`, params: [], message: (error as Error).message } as unknown as ErrorObject);
+              errors.push(parseError(`/query/${name}`, `#/parameters/${name}`, error));
             }
           }
         } else if (spec.explodeFalse && !(Array.isArray(raw) && raw.length > 1)) {
@@ -232,7 +232,7 @@ export class OperationRouter {
       try {
         JSON.parse(String(req.body));
       } catch (error) {
-        errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: [], message: (error as Error).message } as unknown as ErrorObject);
+        errors.push(parseError('', '#/requestBody', error));
       }
     }
     const parameters: Record<string, unknown> = { path: { ...params }, query, header: headers, cookie: {} };
@@ -275,6 +275,11 @@ export class OperationRouter {
     if (!plan.handler) throw new ApiError(Errors.notImplemented, { message: `${operationId} is not implemented by the sandbox yet.` });
     return plan.handler(ctx);
   }
+}
+
+/** A value that is not JSON where the document expects JSON, reported like a schema error. */
+function parseError(instancePath: string, schemaPath: string, error: unknown): ErrorObject {
+  return { keyword: 'parse', instancePath, schemaPath, params: {}, message: (error as Error).message };
 }
 
 function firstSecurityError(results: Map<string, SecurityResult>): ApiError {

@@ -47,6 +47,8 @@ export interface ObjectKind<T extends { id: string }> {
 }
 
 function kind<T extends { id: string }>(definition: ObjectKind<T>): ObjectKind<{ id: string }> {
+  // One list holds kinds of different item types; each kind's functions are only ever given items
+  // read from its own collection, so widening T to { id: string } is safe though TS cannot see it.
   return definition as unknown as ObjectKind<{ id: string }>;
 }
 

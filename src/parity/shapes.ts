@@ -3,12 +3,10 @@
 // documented response schema, validated with Ajv (JSON Schema 2020-12). Objects stay open: the
 // spec's versioning rule lets the real service add fields, so an unknown field never fails here.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { addFormats } from '../http/ajv-formats.js';
 import { documentOperations, loadDocument } from '../http/openapi.js';
 import { atPointer } from '../http/json-pointer.js';
 import { compilePathTemplate } from '../http/route-match.js';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 const DOC_ID = 'openapi.yaml';
 

@@ -107,6 +107,7 @@ async function checkedAddress(url: URL, options: FetchOptions, deadline: number)
 function request(url: URL, pinned: { address: string; family: number }, options: FetchOptions, deadline: number): Promise<IncomingMessage> {
   // The connection goes to the address checked above, never to a second resolution of the name.
   const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
+    // With `all`, the caller wants a list of addresses; @types/node types only the one-address callback.
     if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [pinned]);
     else callback(null, pinned.address, pinned.family);
   };

@@ -23,6 +23,7 @@ function resolveRef(document: Json, value: unknown): unknown {
 /** The documented responses of every operation, by status: built once from the API document. */
 function documented(): Map<string, Map<string, DocumentedResponse>> {
   if (byOperation) return byOperation;
+  // The document is parsed YAML, so plain JSON data; openapi-backend's Document type has no index signature.
   const document = loadDocument('openapi').document as unknown as Json;
   byOperation = new Map();
   for (const { operationId, operation } of documentOperations()) {

@@ -216,6 +216,7 @@ export class WebhookQueue {
   }
 
   private async runJob(account: Account, job: JobData): Promise<void> {
+    // Jobs of this kind are scheduled only by this queue, always with a SendJobPayload.
     const payload = job.payload as unknown as SendJobPayload;
     const state = queueState(account);
     state.job = null;

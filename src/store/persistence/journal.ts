@@ -147,8 +147,8 @@ export class Journal {
       this.account(data);
     };
     const proxy = new Proxy(target, {
-      set(t, p, v) { (t as unknown as Record<PropertyKey, unknown>)[p] = v; mark(); return true; },
-      deleteProperty(t, p) { delete (t as unknown as Record<PropertyKey, unknown>)[p]; mark(); return true; },
+      set(t, p, v) { Reflect.set(t, p, v); mark(); return true; },
+      deleteProperty(t, p) { Reflect.deleteProperty(t, p); mark(); return true; },
     });
     raw.set(proxy, target);
     trackedJobs.add(proxy);
