@@ -51,5 +51,5 @@ export function applyTransition<S extends string, E extends string, T extends St
   machine: Machine<S, E>, collection: Collection<T>, item: T, event: E, now: string, changes: Partial<T> = {},
 ): T {
   const status = transition(machine, item.status, event);
-  return collection.update(item.id, { ...changes, status, updated_at: now } as Partial<T>);
+  return collection.update(item.id, { ...changes, status, updated_at: now });
 }

@@ -80,7 +80,7 @@ export class ResponseChecker {
     let current = node;
     for (let hops = 0; typeof current.$ref === 'string'; hops += 1) {
       if (hops > 20) throw new Error(`$ref chain too long at ${String(node.$ref)}`);
-      current = this.pointer(current.$ref as string);
+      current = this.pointer(current.$ref);
     }
     return current;
   }

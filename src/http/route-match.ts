@@ -43,7 +43,7 @@ function firstSegment(path: string): string {
   return end < 0 ? path.slice(1) : path.slice(1, end);
 }
 
-const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 export class RouteMatcher {
   /** path -> method (lower case) -> operation, for paths without parameters. */

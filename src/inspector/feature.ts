@@ -61,7 +61,7 @@ function visiblePartners(deps: Deps, req: Request, principal: ControlPrincipal):
 const listAccounts: Handler<'sandboxListAccounts'> = ({ deps, req, principal }) => {
   const partners = visiblePartners(deps, req, principal as ControlPrincipal);
   const data = partners.flatMap((partnerId) => {
-    const partner = deps.store.data.partners[partnerId]!;
+    const partner = deps.store.data.partners[partnerId];
     return ENVIRONMENTS.map((environment) => ({
       account: `${partnerId}:${environment}`,
       partner_id: partnerId,
@@ -86,11 +86,11 @@ const listObjects: Handler<'sandboxListObjects'> = ({ deps, account, params, que
   const status: string | undefined = query.status;
   const matches = (item: Record<string, unknown>) =>
     (!needle || item.id === needle || String(item.id).toLowerCase().includes(needle)
-      || kind.searchFields.some((f) => typeof item[f] === 'string' && (item[f] as string).toLowerCase().includes(needle)));
+      || kind.searchFields.some((f) => typeof item[f] === 'string' && item[f].toLowerCase().includes(needle)));
   const page = kind.collection(account).page({
     ...pageParams(query),
     where: status && kind.statusIndexed ? { field: 'status', value: status } : undefined,
-    filter: (item) => !kind.hidden?.(item) && (!status || kind.status(item) === status) && matches(item as Record<string, unknown>),
+    filter: (item) => !kind.hidden?.(item) && (!status || kind.status(item) === status) && matches(item),
   });
   const ctx = { deps, account, origin: linkOrigin(deps, req) };
   return ok({ ...page, data: page.data.map((item) => ({ id: item.id, status: kind.status(item), object: kind.view(ctx, item) })) });
@@ -103,7 +103,7 @@ const getObject: Handler<'sandboxGetObject'> = ({ deps, account, params, req }) 
   const status = kind.status(item);
   const machine = kind.machine;
   const moves = machine && status !== null
-    ? allowedEvents(machine, status).map((event) => ({ event, to: machine.table[status]![event]!, by: machine.internal?.includes(event) ? 'sandbox' : 'partner' }))
+    ? allowedEvents(machine, status).map((event) => ({ event, to: machine.table[status][event]!, by: machine.internal?.includes(event) ? 'sandbox' : 'partner' }))
     : null;
   const events = eventLog(account).page({ limit: ENTITY_EVENTS, where: { field: 'entity_id', value: item.id } }).data.map(eventView);
   return ok({
@@ -118,7 +118,7 @@ const getObject: Handler<'sandboxGetObject'> = ({ deps, account, params, req }) 
 };
 
 const listEvents: Handler<'sandboxListEvents'> = ({ account, query }) => {
-  const where = query.entity_id ? { field: 'entity_id', value: query.entity_id as string }
+  const where = query.entity_id ? { field: 'entity_id', value: query.entity_id }
     : query.topic ? { field: 'topic', value: query.topic as string } : undefined;
   const page = eventLog(account).page({
     ...pageParams(query),

@@ -126,7 +126,7 @@ export class ShapeChecker {
     const where = error.instancePath || '(body)';
     if (error.keyword === 'required') {
       const field = String((error.params as { missingProperty?: string }).missingProperty);
-      let property = ((error.parentSchema as Node | undefined)?.properties as Node | undefined)?.[field] as Node | undefined;
+      let property = (error.parentSchema?.properties as Node | undefined)?.[field] as Node | undefined;
       if (typeof property?.$ref === 'string') property = this.resolve(property.$ref).node;
       const addition = typeof property?.description === 'string' && /sandbox addition/i.test(property.description);
       return `${where} lacks the field ${field}${addition ? ' (a sandbox addition, see its description in openapi.yaml)' : ''}`;

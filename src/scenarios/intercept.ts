@@ -54,7 +54,7 @@ export const preferInterceptor: Interceptor = (ctx) => {
   if (why) throw invalidFields({ Prefer: `code=${why}` }, `${ctx.operationId} documents no ${code} answer.`);
   exchange(ctx.res).forced = `Prefer: code=${code}`;
   if (code >= 400) return errorReplyFor(ctx.deps, requestAccount(ctx), code);
-  return exampleReply(ctx.operationId, code) as Reply;
+  return exampleReply(ctx.operationId, code);
 };
 
 function cut(socket: Socket, mode: 'reset' | 'empty'): void {

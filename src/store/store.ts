@@ -88,8 +88,7 @@ export class Account {
       const data = (this.data.collections[name] ??= { items: {}, order: [] }) as CollectionData<T>;
       found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change));
       for (const field of indexes) found.indexBy(field);
-      // Each name is always asked for with the same item type, so the collection under it stays a Collection<T>.
-      this.collections.set(name, found as unknown as Collection<{ id: string }>);
+      this.collections.set(name, found);
     }
     return found;
   }

@@ -190,7 +190,7 @@ export class LogFile implements Adapter<StoreData> {
         id: account.id,
         line: JSON.stringify({ t: 'account', v: { ...account, collections: {}, jobs: rawOf(account.jobs), state: rawState(account.state) } }),
         collections: Object.entries(account.collections).map(([name, c]) => ({
-          name, base: c.base ?? 0, epoch: c.epoch ?? 0, order: c.order.slice(), items: c.items as Record<string, unknown>,
+          name, base: c.base ?? 0, epoch: c.epoch ?? 0, order: c.order.slice(), items: c.items,
         })),
       })),
     };
