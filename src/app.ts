@@ -20,7 +20,7 @@ import { wellFormedUrl } from './http/url-encoding.js';
 import { documentRoutes, landingRoute } from './http/landing.js';
 import { durableAnswers } from './http/durable-answers.js';
 import { OperationRouter, asyncMiddleware, errorReply, send } from './http/router.js';
-import type { Principal } from './http/context.js';
+import type { ApiHandlers, ControlHandlers, Principal } from './http/context.js';
 import { exchange } from './http/exchange.js';
 import { accessLog, createLogger, type Logger } from './log.js';
 import { Store } from './store/store.js';
@@ -151,13 +151,10 @@ export function createApp(deps: Deps): SandboxApp {
   ];
   app.use(...apiSteps);
 
-  const collect = (pick: (f: Feature) => Record<string, unknown> | undefined) =>
-    Object.assign({}, ...FEATURES.map((f) => pick(f) ?? {}));
-
   const api = new OperationRouter({
     deps,
     backend: createBackend(apiDoc.document),
-    handlers: collect((f) => f.handlers),
+    handlers: FEATURES.reduce<ApiHandlers>((all, f) => ({ ...all, ...f.handlers }), {}),
     security: { oauth2: accessTokenSecurity(deps), checkoutToken: checkoutTokenSecurity(deps), clientBasic: clientBasicSecurity(deps) },
     anonymous: (state) => defaultPrincipal(state.environment),
     interceptors: FEATURES.flatMap((f) => f.interceptors ?? []),
@@ -166,7 +163,7 @@ export function createApp(deps: Deps): SandboxApp {
   const control = new OperationRouter({
     deps,
     backend: createBackend(controlDoc.document),
-    handlers: collect((f) => f.control),
+    handlers: FEATURES.reduce<ControlHandlers>((all, f) => ({ ...all, ...f.control }), {}),
     security: {},
     anonymous: (state) => {
       // The /_sandbox route below resolves the caller before the control router runs.

@@ -159,13 +159,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     close: () => (closing ??= (async () => {
       deps.scheduler.stopTicking();
       // Live streams never end by themselves: end them first, or server.close() would wait for ever.
-      await deps.services.get(STREAM_SERVICE)?.close();
+      deps.services.get(STREAM_SERVICE)?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
       await deps.scheduler.idle();
-      await deps.services.closeAll();
+      deps.services.closeAll();
       await deps.store.close();
       await deps.blobs.close();
     })()),

@@ -56,9 +56,14 @@ export class ServiceRegistry {
   }
 
   /** Close every service that can be closed (the webhook queue, the stream hub), in the order they were added. */
-  async closeAll(): Promise<void> {
+  closeAll(): void {
     for (const service of this.entries.values()) {
-      if (typeof service === 'object' && 'close' in service && typeof service.close === 'function') await service.close();
+      if (closable(service)) service.close();
     }
   }
+}
+
+/** A service with a close method (closing is synchronous: it aborts and ends, it does not wait). */
+function closable(service: unknown): service is { close(): void } {
+  return typeof service === 'object' && service !== null && 'close' in service && typeof service.close === 'function';
 }

@@ -121,11 +121,12 @@ const SEND_BASIC = 'Send the client credentials as Authorization: Basic BASE64(c
  * read: the spec names the Basic header only.
  */
 export function clientBasicSecurity(deps: Deps): SecurityHandler {
-  return async (_c: Context, state: RequestState): Promise<Principal> => {
+  return (_c: Context, state: RequestState): Principal => {
     const { req } = state;
     const credentials = parseBasic(req.headers.authorization);
     if (!credentials) {
-      const inBody = req.body && typeof req.body === 'object' && ('client_id' in req.body || 'client_secret' in req.body);
+      const body: unknown = req.body;
+      const inBody = body !== null && typeof body === 'object' && ('client_id' in body || 'client_secret' in body);
       throw new ApiError(Errors.invalidClient, {
         message: inBody ? `Client credentials in the form body are not accepted. ${SEND_BASIC}` : SEND_BASIC,
       });

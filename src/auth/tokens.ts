@@ -111,7 +111,8 @@ export class TokenSigner {
     const parts = token.split('.');
     if (parts.length !== 3) return undefined;
     try {
-      const payload = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+      const payload: unknown = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+      // Unverified, so only a hint: callers read the account ids from it and check what they find.
       return payload && typeof payload === 'object' ? payload : undefined;
     } catch {
       return undefined;

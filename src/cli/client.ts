@@ -36,7 +36,7 @@ export function clientOptions(command: Command, env: NodeJS.ProcessEnv = process
   for (let c: Command | null = command; c?.parent; c = c.parent) chain.unshift(c);
   const given: Record<string, unknown> = {};
   for (const c of chain) for (const [key, value] of Object.entries(c.opts())) if (value !== undefined) given[key] = value;
-  const url = String(given.url ?? env.SANDBOX_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (typeof given.url === 'string' ? given.url : env.SANDBOX_URL ?? DEFAULT_URL).replace(/\/+$/, '');
   try {
     const parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http');

@@ -13,11 +13,16 @@ import { checkTopic } from './trigger.js';
 /** Column widths: time, kind, topic (the longest topic is 30 characters), entity. */
 const WIDTHS = [24, 8, 30, 24];
 
+/** A field of a stream message as text: the server sends JSON strings, numbers, booleans and nulls, printed as a template would. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? 'undefined');
+}
+
 function deliveryStatus(out: Output, d: Record<string, unknown>): string {
-  const attempt = `attempt ${d.attempt}`;
-  if (d.delivered) return out.colors.green(`${d.status_code} delivered (${attempt})`);
-  const why = d.error ?? `${d.status_code}`;
-  const next = d.next_attempt_at ? `, next ${d.next_attempt_at}` : ', no retry left: queue paused';
+  const attempt = `attempt ${text(d.attempt)}`;
+  if (d.delivered) return out.colors.green(`${text(d.status_code)} delivered (${attempt})`);
+  const why = text(d.error ?? `${text(d.status_code)}`);
+  const next = d.next_attempt_at ? `, next ${text(d.next_attempt_at)}` : ', no retry left: queue paused';
   return out.colors.red(`failed: ${why} (${attempt}${next})`);
 }
 
@@ -32,12 +37,12 @@ function print(out: Output, { type, data }: StreamMessage, mine: string | null):
       { text: String(data.idempotency_key), paint: 'dim' },
     ]);
   } else if (type === 'delivery') {
-    const target = data.forwarder && data.forwarder === mine ? `forwarded to ${data.url}` : `to ${data.url}`;
+    const target = data.forwarder && data.forwarder === mine ? `forwarded to ${text(data.url)}` : `to ${text(data.url)}`;
     out.columns([
       { text: String(data.at), width: WIDTHS[0], paint: 'dim' },
       { text: 'delivery', width: WIDTHS[1], paint: 'magenta' },
       { text: String(data.topic), width: WIDTHS[2], paint: 'bold' },
-      { text: String(data.entity_id ?? '-'), width: WIDTHS[3] },
+      { text: text(data.entity_id ?? '-'), width: WIDTHS[3] },
       { text: `${target}  ${deliveryStatus(out, data)}` },
     ]);
   }
@@ -72,7 +77,7 @@ export function listenCommand(): Command {
         await followStream(client, { types: ['event', 'delivery'], forwardTo: flags.forwardTo, topics, secret: flags.secret }, (message) => {
           if (message.type === 'ready') {
             mine = message.data.stream_id as string;
-            const account = `${message.data.partner_id} (${message.data.environment})`;
+            const account = `${text(message.data.partner_id)} (${text(message.data.environment)})`;
             const forwarding = flags.forwardTo ? `; forwarding ${topics ? topics.join(', ') : 'every topic'} to ${flags.forwardTo}` : '';
             if (out.json) out.data({ type: 'ready', ...message.data });
             out.note(`Listening to ${account} at ${client.options.url}${forwarding} (Ctrl-C to stop)`);

@@ -12,7 +12,7 @@ import { requestsCommand } from './requests.js';
 import { resetCommand } from './reset.js';
 import { scenarioCommand } from './scenario.js';
 import { parityCommand } from '../parity/command.js';
-import { environmentConfig, serve, serveCommand, withServeOptions } from './serve.js';
+import { environmentConfig, serve, serveCommand, withServeOptions, type ServeFlags } from './serve.js';
 import { triggerCommand } from './trigger.js';
 
 /**
@@ -49,7 +49,7 @@ export function buildProgram(): Command {
       if (unknown !== undefined) {
         throw usageError(`unknown command '${unknown}'${didYouMean(unknown, this.commands.map((c) => c.name()))} (see billing-sandbox --help)`);
       }
-      await serve(this.opts(), env, problem);
+      await serve(this.opts<ServeFlags>(), env, problem);
     });
   for (const make of COMMANDS) program.addCommand(make());
   applySettings(program);
@@ -75,7 +75,7 @@ export async function run(argv: string[]): Promise<void> {
       else out.error(error.message);
       code = error.exitCode;
     } else {
-      out.error(`unexpected: ${(error as Error).stack ?? error}`);
+      out.error(`unexpected: ${(error as Error).stack ?? String(error)}`);
       code = EXIT.refused;
     }
     await out.flushed();

@@ -47,8 +47,26 @@ export function withServeOptions(command: Command, env: SandboxConfig): Command 
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SANDBOX_LOG_LEVEL)', env.logLevel);
 }
 
+/** The flags serve reads, as commander parses the options declared above (defaults from the environment). */
+export interface ServeFlags {
+  port: SandboxConfig['port'];
+  host: SandboxConfig['host'];
+  data?: string;
+  seed?: string;
+  fixtures?: string;
+  scenario: SandboxConfig['scenarios'];
+  rateLimit: SandboxConfig['rateLimit'];
+  allowHttpWebhooks?: boolean;
+  allowPrivateUrls?: boolean;
+  publicUrl?: string;
+  adminToken?: string;
+  logLevel: SandboxConfig['logLevel'];
+  journalSize: SandboxConfig['journalSize'];
+  tokenTtl: SandboxConfig['tokenTtl'];
+}
+
 /** Start the server with parsed flags; it runs until a signal stops it. */
-export async function serve(flags: Record<string, any>, env: SandboxConfig, problem?: Error): Promise<void> {
+export async function serve(flags: ServeFlags, env: SandboxConfig, problem?: Error): Promise<void> {
   if (problem) throw new CliError(problem.message, EXIT.usage);
   // Loaded here, not at the top: the client commands never need the server's modules.
   const { startSandbox } = await import('../index.js');
@@ -138,6 +156,6 @@ export function serveCommand(): Command {
   return withServeOptions(new Command('serve'), env)
     .description('start the sandbox (the same as running billing-sandbox with no command)')
     .action(async function (this: Command) {
-      await serve(this.opts(), env, problem);
+      await serve(this.opts<ServeFlags>(), env, problem);
     });
 }

@@ -39,7 +39,8 @@ export async function followStream(client: SandboxClient, request: StreamRequest
     const text = await res.text();
     let body: SandboxErrorBody = {};
     try {
-      body = JSON.parse(text);
+      // An error answer of the sandbox: every one has this shape.
+      body = JSON.parse(text) as SandboxErrorBody;
     } catch {
       body = { message: text.slice(0, 200) };
     }

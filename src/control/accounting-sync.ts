@@ -1,6 +1,7 @@
 // Owns POST /_sandbox/accounting/sync: objects created as if synced from an external accounting
 // integration. Each kind checks its items against the API's own create schema and rules; nothing is
 // created unless every item passes. Later kinds may reference earlier items of the same sync.
+import type { SandboxApp } from '../app.js';
 import type { RequestContext } from '../http/context.js';
 import { ApiError, invalidFields } from '../errors.js';
 import { validationErrors } from '../http/openapi.js';
@@ -29,10 +30,11 @@ export interface SyncRefs {
 
 /** Whether `value` references an item of `kind` in this sync; a reference out of range is a 400 naming `field`. */
 function isReference(value: unknown, kind: 'customers' | 'vendors', refs: SyncRefs, field: string): boolean {
-  const match = typeof value === 'string' ? REFERENCE.exec(value) : null;
+  const text = typeof value === 'string' ? value : '';
+  const match = REFERENCE.exec(text);
   if (!match) return false;
   if (match[1] !== kind || Number(match[2]) >= refs.counts[kind]) {
-    throw invalidFields({ [field]: `references ${value}, but this sync has ${refs.counts[kind]} ${kind} (use $${kind}[0] to $${kind}[${Math.max(0, refs.counts[kind] - 1)}])` });
+    throw invalidFields({ [field]: `references ${text}, but this sync has ${refs.counts[kind]} ${kind} (use $${kind}[0] to $${kind}[${Math.max(0, refs.counts[kind] - 1)}])` });
   }
   return true;
 }
@@ -52,7 +54,8 @@ export interface Syncer {
 
 /** Check sync items against the request body schema of an API operation. */
 function checkAgainst(ctx: RequestContext, kind: string, operationId: string, method: string, path: string, items: unknown[]): void {
-  const api = ctx.req.app.locals.api.backendFor();
+  // Requests reach handlers only through createApp's app, whose locals carry the API router.
+  const api = (ctx.req.app as SandboxApp).locals.api.backendFor();
   const errors: Record<string, string> = {};
   items.forEach((item, i) => {
     const result = api.validateRequest({ method, path, headers: { 'content-type': 'application/json' }, body: item as object, query: {} }, operationId);

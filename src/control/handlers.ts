@@ -157,7 +157,7 @@ const expireAccountTokens: Handler<'sandboxExpireTokens'> = ({ deps, account }) 
   return ok({ partner_id: account.partnerId, environment: account.environment, expired_at: new Date(deps.realNow()).toISOString() });
 };
 
-const accountingSync: Handler<'sandboxAccountingSync'> = async (ctx) => {
+const accountingSync: Handler<'sandboxAccountingSync'> = (ctx) => {
   const body = ctx.body ?? {};
   const unknown = Object.keys(body).filter((kind) => !(SYNC_ORDER as readonly string[]).includes(kind));
   if (unknown.length) {

@@ -18,7 +18,7 @@ import { payableAmount, payInvoice, refuseUnpayable } from '../domain/payments/p
 import { payments } from '../domain/payments/records.js';
 import { expireIfDue, movePaymentRequest, paymentRequests, payPaymentRequest, type PaymentRequest } from '../domain/payments/payment-requests.js';
 
-const esc = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const esc = (value: string | number | boolean | null | undefined) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

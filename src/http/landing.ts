@@ -30,7 +30,7 @@ export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: str
   { file: 'gaps-and-choices.md', title: 'Gaps and choices', covers: 'every decision made where the spec is silent' },
 ];
 
-const esc = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const esc = (value: string | number | boolean | null | undefined) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * The served documents. Public even with --admin-token, like /openapi.json: they describe what

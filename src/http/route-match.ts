@@ -63,7 +63,7 @@ export class RouteMatcher {
       const method = operation.method.toLowerCase();
       if (!operation.path.includes('{')) {
         let methods = this.exact.get(operation.path);
-        if (!methods) this.exact.set(operation.path, (methods = new Map()));
+        if (!methods) this.exact.set(operation.path, (methods = new Map<string, Operation>()));
         methods.set(method, operation);
       }
       let template = byTemplate.get(operation.path);

@@ -48,6 +48,16 @@ export interface OperationRouterOptions {
   responseChecker?: ResponseChecker;
 }
 
+/** The fields of a declared parameter (OpenAPI 3.1) that decide how its query value is read. */
+interface DeclaredParameter {
+  name: string;
+  in: string;
+  explode?: boolean;
+  style?: string;
+  content?: Record<string, unknown>;
+  schema?: { type?: unknown };
+}
+
 /** What one operation needs per request, worked out from the document on its first request. */
 interface OperationPlan {
   operation: Operation;
@@ -123,7 +133,7 @@ export class OperationRouter {
   private plan(operation: Operation): OperationPlan {
     let plan = this.plans.get(operation);
     if (plan) return plan;
-    const parameters = (operation.parameters ?? []) as Array<Record<string, any>>;
+    const parameters = (operation.parameters ?? []) as Array<DeclaredParameter | { $ref: string }>;
     const queryParams: OperationPlan['queryParams'] = new Map();
     for (const p of parameters) {
       if ('$ref' in p || p.in !== 'query') continue;
@@ -201,13 +211,14 @@ export class OperationRouter {
         if (spec.json) {
           if (typeof raw === 'string') {
             try {
-              query[name] = JSON.parse(raw);
+              const parsed: unknown = JSON.parse(raw);
+              query[name] = parsed;
             } catch (error) {
               errors.push(parseError(`/query/${name}`, `#/parameters/${name}`, error));
             }
           }
         } else if (spec.explodeFalse && !(Array.isArray(raw) && raw.length > 1)) {
-          const value = Array.isArray(raw) ? raw[0] : raw;
+          const value: unknown = Array.isArray(raw) ? raw[0] : raw;
           if (typeof value === 'string') {
             let decoded = value.replace(/%2C/g, ',');
             if (spec.style === 'spaceDelimited') decoded = decoded.replace(/ /g, ',').replace(/%20/g, ',');
@@ -221,9 +232,10 @@ export class OperationRouter {
     // Not copied: the documents' header parameters are strings, which coercion leaves as they are.
     const headers = req.headers as Record<string, unknown>;
     let body: unknown = req.body;
-    if (body && typeof body !== 'object') {
+    // express's parsers give an object (JSON, a form) or a string (a YAML or text body).
+    if (typeof body === 'string' && body) {
       try {
-        body = JSON.parse(String(body));
+        body = JSON.parse(body);
       } catch {
         // reported below when the operation takes only JSON
       }

@@ -112,7 +112,7 @@ class Ring {
   bytes = 0;
 
   constructor(readonly size: number) {
-    this.slots = new Array(size);
+    this.slots = new Array<Stored | undefined>(size);
   }
 
   push(item: Stored): void {

@@ -152,7 +152,7 @@ export class StreamHub {
   }
 
   /** Shutdown: end every stream (their forwarders go away) so the server can finish closing. */
-  async close(): Promise<void> {
+  close(): void {
     this.closing = true;
     for (const connection of [...this.connections.values()]) {
       this.drop(connection);

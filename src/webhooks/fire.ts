@@ -30,7 +30,8 @@ export function fakerFor(account: Account): Faker {
 }
 
 function newest<T>(items: IterableIterator<T>): T | undefined {
-  return items.next().value ?? undefined;
+  const next = items.next();
+  return next.done ? undefined : next.value;
 }
 
 /** The event of `topic` most recently recorded for `entityId` (made by a domain function just now). */

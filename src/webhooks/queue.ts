@@ -91,7 +91,7 @@ export class WebhookQueue {
   }
 
   /** Abort attempts still under way (shutdown); a cut attempt is sent again after a restart. */
-  async close(): Promise<void> {
+  close(): void {
     for (const controller of this.inFlight) controller.abort();
     this.connections.close();
   }

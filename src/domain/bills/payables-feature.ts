@@ -19,7 +19,7 @@ function billDocumentRoute(app: Express, deps: Deps): void {
       const account = verifyLink(deps, req);
       const bill = bills(account).get(String(req.params.billId));
       const document = bill?.document;
-      if (!document || document.path !== `bills/${req.params.billId}/${req.params.filename}`) throw new ApiError(Errors.notFound, { message: 'No such document.' });
+      if (!document || document.path !== `bills/${String(req.params.billId)}/${String(req.params.filename)}`) throw new ApiError(Errors.notFound, { message: 'No such document.' });
       const bytes = await deps.blobs.get(account, document.blob_id);
       if (!bytes) throw new ApiError(Errors.notFound, { message: 'No such document.' });
       res.setHeader('Content-Type', document.mime_type);

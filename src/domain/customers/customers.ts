@@ -126,7 +126,11 @@ export function customerUserView(user: CustomerUser): Schema<'CustomerUser'> {
   return withNulls(user, USER_VIEW_FIELDS) as Schema<'CustomerUser'>;
 }
 
+// The picked values keep the type the caller's fields declare (callers copy them onto typed records);
+// `unknown` would make every caller cast each field back.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 export function pick<T extends object, K extends string>(source: T | undefined, keys: readonly K[]): Partial<Record<K, any>> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   const out: Partial<Record<K, any>> = {};
   if (!source) return out;
   for (const key of keys) {

@@ -77,16 +77,23 @@ export function cardFromToken(account: Account, token: string): CardDetails {
 
 // The embeddable checkout sends a JSON string of the card form's encrypted fields; the sandbox reads
 // the digits at the end of number_secret as the card number's last four (e.g. "ev:num_4000000000000002").
+/** A JSON string or number as text; anything else (absent, null, an object) as ''. */
+function scalarText(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+}
+
 function cardFromJsonToken(account: Account, token: string): CardDetails {
   let parsed: Record<string, unknown>;
   try {
-    parsed = JSON.parse(token);
+    // Read as a record of fields: a JSON value that is not an object has none of them (each is then reported missing).
+    const value: unknown = JSON.parse(token);
+    parsed = value !== null && typeof value === 'object' ? { ...value } : {};
   } catch {
     throw invalidFields({ card_provider_token: 'is not valid JSON' });
   }
   const number = typeof parsed.number_secret === 'string' ? parsed.number_secret : '';
-  const month = String(parsed.expiry_month ?? '').padStart(2, '0');
-  let year = String(parsed.expiry_year ?? '');
+  const month = scalarText(parsed.expiry_month).padStart(2, '0');
+  let year = scalarText(parsed.expiry_year);
   if (/^\d{2}$/.test(year)) year = `20${year}`;
   const errors: Record<string, string> = {};
   if (!number) errors['card_provider_token.number_secret'] = 'is required';
@@ -229,7 +236,7 @@ export function deleteMethod(deps: Deps, account: Account, customerId: string, m
   return method;
 }
 
-export function submitCvv(account: Account, customerId: string, methodId: string, input: { cvv_secret: string; product_id?: string }): void {
+export function submitCvv(account: Account, customerId: string, methodId: string, _input: { cvv_secret: string; product_id?: string }): void {
   const method = getMethod(account, customerId, methodId);
   if (method.type !== 'card') throw invalidFields({ card_id: 'is not a card: only cards take a CVV' });
   paymentMethods(account).update(method.id, { cvv_submitted_at: account.clock.iso() });

@@ -92,7 +92,7 @@ export class Journal {
   account(data: AccountData): Touched {
     let touched = this.touched.get(data.id);
     if (!touched || touched.data !== data) {
-      touched = { data, whole: touched?.whole ?? new Set(), entries: touched?.entries ?? new Map() };
+      touched = { data, whole: touched?.whole ?? new Set(), entries: touched?.entries ?? new Map<string, Set<string>>() };
       this.touched.set(data.id, touched);
     }
     return touched;
@@ -156,6 +156,7 @@ export class Journal {
   }
 
   private stateProxy(data: AccountData, state: Record<string, unknown>): Record<string, unknown> {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the proxy handler's methods have their own `this` (the handler)
     const journal = this;
     const target: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(state)) target[key] = this.valueProxy(data, key, rawOf(value));
@@ -179,6 +180,7 @@ export class Journal {
 
   private valueProxy(data: AccountData, key: string, value: unknown): unknown {
     if (!value || typeof value !== 'object') return value;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the proxy handler's methods have their own `this` (the handler)
     const journal = this;
     const isArray = Array.isArray(value);
     const whole = () => journal.stateKey(data, key);
