@@ -20,6 +20,7 @@ export interface CleanupSummary {
   left: Record<string, number>;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a request body the run sent, JSON as Exchange.body
 type Rule = (m: MatchedOperation, body: any) => void;
 
 export class CleanupTracker {

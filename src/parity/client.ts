@@ -35,7 +35,7 @@ export interface SendOptions {
   contentType?: string;
   query?: Record<string, string | number | boolean | undefined>;
   /** 'token' (default): the run's access token; 'none': no Authorization header; a string: that header. */
-  auth?: 'token' | 'none' | string;
+  auth?: string;
   headers?: Record<string, string>;
   /** Another base URL than the run's (the other environment). */
   baseUrl?: string;
@@ -49,6 +49,7 @@ export interface Exchange {
   headers: Headers;
   text: string;
   /** The parsed JSON body; undefined when the body is empty or not JSON. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a remote API's JSON answer, read as it comes; shapes.ts checks it against the document
   body: any;
   /** How many 429 answers were retried before this one. */
   throttled: number;
@@ -123,7 +124,7 @@ export class ParityClient {
   }
 
   /** POST /oauth/token as the spec describes it (form body, Basic header); `form` and `auth` vary it for the token cases. */
-  requestToken(form: string = 'grant_type=client_credentials', auth: string | 'none' = this.basicHeader(), baseUrl?: string, contentType = 'application/x-www-form-urlencoded'): Promise<Exchange> {
+  requestToken(form: string = 'grant_type=client_credentials', auth: string = this.basicHeader(), baseUrl?: string, contentType = 'application/x-www-form-urlencoded'): Promise<Exchange> {
     return this.send('POST', OAUTH_PATH, { raw: form, contentType, auth, baseUrl });
   }
 

@@ -11,6 +11,7 @@ export const TINY_PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>
 
 export interface Named {
   id: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the other fields of a created object's JSON, as Exchange.body
   [field: string]: any;
 }
 

@@ -7,6 +7,7 @@ import { customer } from './fixtures.js';
 const ENVELOPE = '| response | object with data (array), start_cursor, end_cursor (strings), has_next_page, has_previous_page (booleans) |';
 
 /** The typed envelope: data, both cursors (strings; an empty page has nothing to point at), both flags. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a page's items, JSON as Exchange.body
 function checkEnvelope(t: CaseContext, page: Exchange): any[] {
   const body = page.body ?? {};
   t.check(Array.isArray(body.data), 'the page has a data array', page);

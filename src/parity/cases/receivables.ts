@@ -8,6 +8,7 @@ import { bankMethodInput, customer, dayAfter, invoiceInput, sharedCustomer, TINY
 const CUSTOMER_TABLE = '| archived | POST /customers/{id}/restore | active | returns the customer |';
 const ARCHIVE_ROW = '| active | DELETE /customers/{id} | archived | returns the customer; topic customer_archived exists |';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the listed methods, JSON as Exchange.body
 async function methods(t: CaseContext, customerId: string): Promise<{ answer: Exchange; list: any[] }> {
   const answer = t.status(await t.api.get(`/customers/${customerId}/payment-methods`), 200);
   t.check(Array.isArray(answer.body?.data), 'the payment methods answer has a data array', answer);

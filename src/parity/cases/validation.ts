@@ -10,9 +10,9 @@ interface CreateOperation {
   /** Short name in case ids: validation/<slug>-malformed-json. */
   slug: string;
   label: string;
-  path(t: CaseContext): Promise<string>;
+  path(t: CaseContext): string | Promise<string>;
   /** A body with one field of the wrong type, and that field. */
-  wrongType(t: CaseContext): Promise<{ body: unknown; field: string }>;
+  wrongType(t: CaseContext): { body: unknown; field: string } | Promise<{ body: unknown; field: string }>;
   /** A well-formed body the service refuses on its meaning (422), with the rule or choice behind it. */
   semantic?: { title: string; rule: Rule; gaps?: string[]; field?: string; send(t: CaseContext, path: string): Promise<import('../client.js').Exchange> };
 }
@@ -23,14 +23,14 @@ const CREATES: CreateOperation[] = [
   {
     slug: 'customer',
     label: 'POST /customers',
-    path: async () => '/customers',
-    wrongType: async (t) => ({ body: { name: t.name('wrong-type'), email: 12345 }, field: 'email' }),
+    path: () => '/customers',
+    wrongType: (t) => ({ body: { name: t.name('wrong-type'), email: 12345 }, field: 'email' }),
   },
   {
     slug: 'customer-user',
     label: 'POST /customers/{id}/users',
     path: async (t) => `${await customerPath(t)}/users`,
-    wrongType: async () => ({ body: { email: 42 }, field: 'email' }),
+    wrongType: () => ({ body: { email: 42 }, field: 'email' }),
     semantic: {
       title: 'a second user with the same email for one customer is refused with 422',
       rule: { section: 'Endpoints > Customers and payment methods', quote: '| POST | /customers/{id}/users | email, first_name, last_name | 201 Customer user | 400, 422 |' },
@@ -46,7 +46,7 @@ const CREATES: CreateOperation[] = [
   {
     slug: 'invoice',
     label: 'POST /invoices',
-    path: async () => '/invoices',
+    path: () => '/invoices',
     wrongType: async (t) => ({ body: invoiceInput((await sharedCustomer(t, 'validation')).id, t, 'wrong-type', { exclude_from_autopay: 'yes' }), field: 'exclude_from_autopay' }),
     semantic: {
       title: 'an invoice for a customer that does not exist is refused with 422',
@@ -60,18 +60,18 @@ const CREATES: CreateOperation[] = [
     slug: 'bank-method',
     label: 'POST /customers/{id}/payment-methods/bank',
     path: async (t) => `${await customerPath(t)}/payment-methods/bank`,
-    wrongType: async (t) => ({ body: { ...bankMethodInput(t, 'wrong-type'), us_account_data: { ...US_BANK, account_number: 123456789 } }, field: 'account_number' }),
+    wrongType: (t) => ({ body: { ...bankMethodInput(t, 'wrong-type'), us_account_data: { ...US_BANK, account_number: 123456789 } }, field: 'account_number' }),
   },
   {
     slug: 'card-method',
     label: 'POST /customers/{id}/payment-methods/card',
     path: async (t) => `${await customerPath(t)}/payment-methods/card`,
-    wrongType: async () => ({ body: { card_provider_token: 42, provider: 'evervault' }, field: 'card_provider_token' }),
+    wrongType: () => ({ body: { card_provider_token: 42, provider: 'evervault' }, field: 'card_provider_token' }),
   },
   {
     slug: 'bill',
     label: 'POST /bills',
-    path: async () => '/bills',
+    path: () => '/bills',
     wrongType: async (t) => ({ body: { vendor_id: (await sharedVendor(t)).id, amount: 'one hundred', number: t.name('wrong-type') }, field: 'amount' }),
     semantic: {
       title: 'a bill for a vendor that does not exist is refused with 422',
@@ -84,14 +84,14 @@ const CREATES: CreateOperation[] = [
   {
     slug: 'bill-upload',
     label: 'POST /bills/upload',
-    path: async () => '/bills/upload',
-    wrongType: async (t) => ({ body: { content: 42, content_type: 'application/pdf', filename: `${t.name('upload')}.pdf` }, field: 'content' }),
+    path: () => '/bills/upload',
+    wrongType: (t) => ({ body: { content: 42, content_type: 'application/pdf', filename: `${t.name('upload')}.pdf` }, field: 'content' }),
   },
   {
     slug: 'vendor',
     label: 'POST /vendors',
-    path: async () => '/vendors',
-    wrongType: async (t) => ({ body: { name: t.name('wrong-type'), email: t.email('wrong-type'), phone: 5550100 }, field: 'phone' }),
+    path: () => '/vendors',
+    wrongType: (t) => ({ body: { name: t.name('wrong-type'), email: t.email('wrong-type'), phone: 5550100 }, field: 'phone' }),
     semantic: {
       title: 'a second vendor with the same tax_id is refused with 422',
       rule: { section: 'Endpoints > Vendors', quote: '| POST | /vendors | name, email, phone, category, tax_id, street_address, city, state, postal_code, country, bank_account (account_number, account_type, bank_name, routing_number) | 201 Vendor | 400, 422 |' },
@@ -107,20 +107,20 @@ const CREATES: CreateOperation[] = [
   {
     slug: 'payment-request',
     label: 'POST /payments/request',
-    path: async () => '/payments/request',
-    wrongType: async (t) => ({ body: { amount: 'ten dollars', currency: 'USD', redirect_url: 'https://example.com/parity/done', reference_id: t.name('wrong-type') }, field: 'amount' }),
+    path: () => '/payments/request',
+    wrongType: (t) => ({ body: { amount: 'ten dollars', currency: 'USD', redirect_url: 'https://example.com/parity/done', reference_id: t.name('wrong-type') }, field: 'amount' }),
   },
   {
     slug: 'checkout-token',
     label: 'POST /checkout-auth/init',
-    path: async () => '/checkout-auth/init',
-    wrongType: async () => ({ body: { customer_id: 42, invoice_id: 'parity-invoice' }, field: 'customer_id' }),
+    path: () => '/checkout-auth/init',
+    wrongType: () => ({ body: { customer_id: 42, invoice_id: 'parity-invoice' }, field: 'customer_id' }),
   },
   {
     slug: 'webhook',
     label: 'POST /webhooks',
-    path: async () => '/webhooks',
-    wrongType: async (t) => ({ body: { endpoint_url: `https://example.com/${t.name('wrong-type')}`, topic: 42 }, field: 'topic' }),
+    path: () => '/webhooks',
+    wrongType: (t) => ({ body: { endpoint_url: `https://example.com/${t.name('wrong-type')}`, topic: 42 }, field: 'topic' }),
   },
 ];
 
