@@ -67,7 +67,7 @@ function dropDelivery(account: Account, delivery: DeliveryRecord): void {
 }
 
 export class WebhookQueue {
-  /** Attempt options; tests may shorten the time-out (`deps.services.get('webhooks').options.timeoutMs`). */
+  /** Attempt options; tests may shorten the time-out (`deps.services.installed('webhooks').options.timeoutMs`). */
   readonly options: SendOptions = { ...DEFAULT_SEND_OPTIONS };
   private readonly pumping = new Set<string>();
   private readonly inFlight = new Set<AbortController>();
