@@ -27,7 +27,7 @@ type Operations = ApiOperations & ControlOperations;
 export type OperationId = keyof Operations;
 
 /** Nothing declared: an empty record, so reading an undeclared parameter is a type error. */
-type Declared<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
+type Declared<T> = [NonNullable<T>] extends [never] ? Record<never, never> : NonNullable<T>;
 /** The body of whichever media type the operation takes; `undefined` too when the body is optional. */
 type BodyOf<R> = [NonNullable<R>] extends [never]
   ? undefined
