@@ -117,7 +117,8 @@ export function createCustomerUser(account: Account, customerId: string, input: 
       throw new ApiError(Errors.unprocessable, { message: 'A user with this email already exists for this customer.', validation_errors: { email: 'is already a user of this customer' } });
     }
   }
-  const user: CustomerUser = { id: account.newId('cu'), customer_id: customerId, created_at: account.clock.iso(), ...pick(input, ['email', 'first_name', 'last_name', 'job_title', 'phone']) } as CustomerUser;
+  // The create input has no job_title or phone (additionalProperties: false): a new user has neither.
+  const user: CustomerUser = { id: account.newId('cu'), customer_id: customerId, created_at: account.clock.iso(), ...pick(input, ['email', 'first_name', 'last_name']) } as CustomerUser;
   return customerUsers(account).insert(user);
 }
 
@@ -126,15 +127,11 @@ export function customerUserView(user: CustomerUser): Schema<'CustomerUser'> {
   return withNulls(user, USER_VIEW_FIELDS) as Schema<'CustomerUser'>;
 }
 
-// The picked values keep the type the caller's fields declare (callers copy them onto typed records);
-// `unknown` would make every caller cast each field back.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
-export function pick<T extends object, K extends string>(source: T | undefined, keys: readonly K[]): Partial<Record<K, any>> {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
-  const out: Partial<Record<K, any>> = {};
+export function pick<T extends object, K extends keyof T & string>(source: T | undefined, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
   if (!source) return out;
   for (const key of keys) {
-    const value = (source as Record<string, unknown>)[key];
+    const value = source[key];
     if (value !== undefined) out[key] = value;
   }
   return out;
