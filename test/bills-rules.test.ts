@@ -2,7 +2,7 @@
 // bill being paid, the amount cap at and past it, a date PATCH checked against the stored other date,
 // line-item totals with tax, zero quantities, the vendor-and-status filter, updated_at on moves that
 // change nothing, and the bulk cap. Each test names the behaviour; the mutant it kills is in its comment.
-import { beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { LIMITS } from '../src/limits.js';
 import { Payables } from './payables-helpers.js';
 
@@ -224,5 +224,57 @@ describe('what a refusal says', () => {
     expect(past.body.validation_errors).toEqual({ pay_date: `must not be in the past (today is ${await p.clockToday()} on the account clock)` });
     const noDocument = await p.api.get(`/bills/${bill.id}/document`);
     expect(noDocument.body).toMatchObject({ code: 'not_found', message: `Bill ${bill.id} has no document.` });
+  });
+});
+
+describe('bill records', () => {
+  it('have ids bill_..., and an unknown id is a 404 naming the bill', async () => {
+    const v = await p.vendor();
+    const bill = await p.bill(v.id);
+    expect(bill.id).toMatch(/^bill_/);
+    const missing = await p.api.get('/bills/bill_nothing');
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toBe('No bill with id bill_nothing.');
+  });
+
+  it('are rejected without a body (the reason is optional) and keep a null reason', async () => {
+    const v = await p.vendor();
+    const bill = await p.bill(v.id, { status: 'needs_approval' });
+    const res = await p.api.post(`/bills/${bill.id}/reject`);
+    expect(res.status).toBe(200);
+    const stored = (await p.api.get(`/bills/${bill.id}`)).body;
+    expect(stored.status).toBe('draft');
+    expect(stored.last_status).toMatchObject({ status: 'draft', reason: null });
+  });
+});
+
+describe('what a bill keeps of its past', () => {
+  const restore: Array<() => void> = [];
+  afterEach(() => restore.splice(0).forEach((undo) => undo()));
+  function lowerLimit(name: keyof typeof LIMITS, value: number): void {
+    const limits = LIMITS as unknown as Record<string, number>; // read-only to the code; the test lowers its own copy and restores it
+    const before = limits[name];
+    limits[name] = value;
+    restore.push(() => { limits[name] = before; });
+  }
+
+  it(`the newest LIMITS.billStatusHistory status changes`, async () => {
+    lowerLimit('billStatusHistory', 3);
+    const v = await p.vendor();
+    const bill = await p.bill(v.id); // draft
+    for (const move of ['submit', 'reject', 'submit', 'reject']) await p.api.post(`/bills/${bill.id}/${move}`, {}).expect(200);
+    const history = (await p.api.get(`/bills/${bill.id}`)).body.status_history as Array<{ status: string }>;
+    expect(history.map((h) => h.status)).toEqual(['needs_approval', 'draft', 'needs_approval', 'draft'].slice(-3));
+  });
+
+  it(`the newest LIMITS.billVendorPaymentsShown vendor payments`, async () => {
+    lowerLimit('billVendorPaymentsShown', 1);
+    const v = await p.vendor();
+    const bill = await p.bill(v.id, { status: 'needs_approval' });
+    const first = await p.pay(bill.id, 'standard', 'k-first');
+    await p.api.post('/vendor-payments/cancel', { bill_id: bill.id, payment_id: first }).expect(200);
+    const second = await p.pay(bill.id, 'standard', 'k-second');
+    const shown = (await p.api.get(`/bills/${bill.id}`)).body.vendor_payments as Array<{ id: string }>;
+    expect(shown.map((vp) => vp.id)).toEqual([second]);
   });
 });

@@ -72,3 +72,33 @@ describe('idempotency keys', () => {
     expect(res.body.results[0]).toMatchObject({ bill_id: demoBill, success: true });
   });
 });
+
+describe('idempotency keys written before keys expired', () => {
+  it('start their 24 hours when the sandbox first uses them after the restart, then are forgotten', async () => {
+    const a = await instance();
+    const billId = await payableBill(a.api);
+    const otherId = await payableBill(a.api);
+    const body = { idempotency_key: 'legacy', items: [{ bill_id: billId, payment_speed: 'standard' }] };
+    expect((await a.api.post('/vendor-payments', body)).status).toBe(200);
+    // Make the data an older version wrote: records without `at`, and no key log.
+    const account = a.sb.deps.store.account('ptn_default', 'production');
+    const records = account.data.state.vendor_payment_idempotency as Record<string, { at?: number }>;
+    delete records.legacy.at;
+    delete account.data.state.vendor_payment_idempotency_log;
+    account.changed();
+    await a.sb.deps.store.flush();
+    a.sb.deps.store.changed = () => undefined;
+
+    const b = await instance();
+    const other = { ...body, items: [{ bill_id: otherId, payment_speed: 'standard' }] };
+    await b.sb.advance(3600).expect(200);
+    expect((await b.api.post('/vendor-payments', other)).status).toBe(409); // the first use after the restart: its time starts
+    await b.sb.advance(24 * 3600 - 1).expect(200);
+    await b.api.post('/vendor-payments', other).expect(409);
+    await b.sb.advance(2).expect(200);
+    const later = b.sb.as(await b.sb.token());
+    const res = await later.post('/vendor-payments', other);
+    expect(res.status).toBe(200);
+    expect(res.body.results[0]).toMatchObject({ bill_id: otherId, success: true });
+  });
+});

@@ -222,3 +222,31 @@ describe('what a document says is held to the documented lengths', () => {
     expect(found.line_items.length).toBeGreaterThan(0);
   });
 });
+
+describe('the finer rules of an upload', () => {
+  it('files the document under a name safe in a URL: runs of other characters become one _, no leading dots, the last 100 characters, else "document"', async () => {
+    const pdf = await textPdf(['INVOICE', 'Total: 10.00']);
+    const path = async (filename: string) => (await upload(pdf, 'application/pdf', filename)).body.document_path.split('/').pop();
+    expect(await path('..  My  invoice (final)!!.pdf')).toBe('My_invoice_final_.pdf');
+    expect(await path('C:\\scans\\march.pdf')).toBe('march.pdf');
+    expect(await path(`${'a'.repeat(150)}.pdf`)).toBe(`${'a'.repeat(96)}.pdf`);
+    expect(await path('???')).toBe('document');
+  });
+
+  it('keeps a due date equal to the issue date, and gives a negative total an amount of 0 with a warning', async () => {
+    const res = await upload(await textPdf(['INVOICE', 'Acme Parts', 'Issue date: 2026-03-10', 'Due date: 2026-03-10', 'Total: -50.00']), 'application/pdf');
+    expect(res.status).toBe(201);
+    const bill = (await p.api.get(`/bills/${res.body.bill_id}`)).body;
+    expect(bill).toMatchObject({ issue_date: '2026-03-10', due_date: '2026-03-10', amount: 0 });
+    expect(res.body.warnings).toContain(`The total read is ${res.body.extracted_data.total}; the bill amount is 0 until it is set with PATCH /bills/{id}.`);
+    expect(res.body.extracted_data.total).toBeLessThan(0);
+  });
+
+  it('serves the document inline under its safe name, never cached', async () => {
+    const { body } = await upload(await labelledInvoice(), 'application/pdf', 'inv 01.pdf');
+    const url = new URL((await p.api.get(`/bills/${body.bill_id}/document`)).body.download_url);
+    const file = await p.sb.http.get(url.pathname + url.search);
+    expect(file.headers['content-disposition']).toBe('inline; filename="inv_01.pdf"');
+    expect(file.headers['cache-control']).toBe('private, no-store');
+  });
+});

@@ -3,8 +3,13 @@
 // request neither acts nor uses up its `times`, though the match still counts for `nth`; a document's
 // own seed drives its draws; concrete paths ignore a trailing slash and the /demo and /v1 prefixes;
 // deleting an account scenario leaves the others' counters alone.
-import { beforeEach, describe, expect, it } from '@jest/globals';
-import { SCENARIO_SLEEP } from '../src/scenarios/intercept.js';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LIMITS } from '../src/limits.js';
+import { apiPath, type ScenarioEngine } from '../src/scenarios/engine.js';
+import { SCENARIO_ENGINE, SCENARIO_SLEEP } from '../src/scenarios/intercept.js';
 import { setup, type Api, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
@@ -112,5 +117,93 @@ describe('removing scenarios', () => {
     expect(list.body.data.map((s: { id: string }) => s.id)).toEqual([first.body.id]);
     expect((await sb.http.delete('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)).body).toEqual({ deleted: 1 });
     expect((await sb.http.delete('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)).body).toEqual({ deleted: 0 });
+  });
+});
+
+describe('the matcher\'s smaller rules', () => {
+  const restore: Array<() => void> = [];
+  afterEach(() => restore.splice(0).forEach((undo) => undo()));
+  function lowerLimit(name: keyof typeof LIMITS, value: number): void {
+    const limits = LIMITS as unknown as Record<string, number>; // read-only to the code; the test lowers its own copy and restores it
+    const before = limits[name];
+    limits[name] = value;
+    restore.push(() => { limits[name] = before; });
+  }
+  const list = async (box: TestSandbox, bearer: string) =>
+    (await box.http.get('/_sandbox/scenarios').set('Authorization', `Bearer ${bearer}`)).body.data as Array<{ id: string; scope: string }>;
+
+  it('strip one /demo and then one /v1 prefix and every trailing slash from a path, and nothing further in', () => {
+    expect(['/demo', '/v1', '/demo/v1', '/demo/v1/', '/', '//'].map(apiPath)).toEqual(['/', '/', '/', '/', '/', '/']);
+    expect(apiPath('/demo/v1/bills//')).toBe('/bills');
+    expect(apiPath('/demov1/bills')).toBe('/demov1/bills');
+    expect(apiPath('/v1/demo/bills')).toBe('/demo/bills');
+    expect(apiPath('/customers/demo/v1')).toBe('/customers/demo/v1');
+  });
+
+  it('match a header sent more than once as its values joined by ", "', async () => {
+    await load({ name: 'twice', rules: [{ match: { operation: 'listCustomers', header: { 'x-test': 'a, b' } }, respond: { status: 503 } }] }).expect(201);
+    const engine = sb.deps.services.get(SCENARIO_ENGINE) as ScenarioEngine;
+    const account = sb.deps.store.account('ptn_default', 'production');
+    const facts = (value: string | string[]) => ({ operationId: 'listCustomers', method: 'GET', path: '/customers', template: '/customers', headers: { 'x-test': value } });
+    expect(engine.decide(account, facts(['a', 'b'])).terminal).toMatchObject({ kind: 'respond' });
+    expect(engine.decide(account, facts(['a'])).terminal).toBeUndefined();
+  });
+
+  it('give --scenario documents ids of 20 hex digits from the seed and their place: distinct, and the same on the next start', async () => {
+    const box = await setup({ seed: 'globals', scenarios: ['slow-api', 'slow-api'] });
+    const ids = (await list(box, await box.token())).map((s) => s.id);
+    expect(ids).toHaveLength(2);
+    for (const id of ids) expect(id).toMatch(/^scn_[0-9a-f]{20}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+    const again = await setup({ seed: 'globals', scenarios: ['slow-api', 'slow-api'] });
+    expect((await list(again, await again.token())).map((s) => s.id)).toEqual(ids);
+    const other = await setup({ seed: 'other', scenarios: ['slow-api', 'slow-api'] });
+    expect((await list(other, await other.token())).map((s) => s.id)).not.toContain(ids[0]);
+  });
+
+  it('remove only the global scenario named, the other still applying', async () => {
+    const box = await setup({ seed: 'globals', scenarios: ['slow-api', 'slow-api'] });
+    const bearer = await box.token();
+    const [first, second] = (await list(box, bearer)).map((s) => s.id);
+    await box.http.delete(`/_sandbox/scenarios/${first}`).set('Authorization', `Bearer ${bearer}`).expect(200, { deleted: 1 });
+    expect((await list(box, bearer)).map((s) => s.id)).toEqual([second]);
+    expect((await box.http.delete(`/_sandbox/scenarios/${first}`).set('Authorization', `Bearer ${bearer}`)).status).toBe(404);
+  });
+
+  it(`load at most LIMITS.globalScenarios --scenario documents, and say so past it`, async () => {
+    lowerLimit('globalScenarios', 2);
+    const box = await setup({ scenarios: ['slow-api', 'slow-api'] });
+    expect(await list(box, await box.token())).toHaveLength(2);
+    await expect(setup({ scenarios: ['slow-api', 'slow-api', 'slow-api'] })).rejects.toThrow('At most 2 --scenario documents can be loaded at start (got 3).');
+  });
+
+  it('give account scenarios ids of 20 hex digits, and refuse one past LIMITS.scenariosPerAccount saying what to do', async () => {
+    lowerLimit('scenariosPerAccount', 2);
+    const ids = [(await load({ name: 'one', rules: [{ match: { operation: 'getCustomer' }, respond: { status: 503 } }] })).body.id, (await load({ name: 'two', rules: [{ match: { operation: 'getCustomer' }, respond: { status: 503 } }] })).body.id];
+    for (const id of ids) expect(id).toMatch(/^scn_[0-9a-f]{20}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+    const refused = await load({ name: 'three', rules: [{ match: { operation: 'getCustomer' }, respond: { status: 503 } }] });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({
+      code: 'limit_reached',
+      message: 'The account has 2 scenarios loaded, the most it may have; remove some (DELETE /_sandbox/scenarios or /_sandbox/scenarios/{id}) before loading another.',
+      validation_errors: { body: 'this account already holds 2 scenario documents' },
+    });
+  });
+
+  it('note nothing for a request no rule matches: no log line, no write to the data file', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'matching-')), 'sandbox.json');
+    const box = await setup({ dataFile: file });
+    const bearer = await box.token();
+    await box.http.post('/_sandbox/scenarios').set('Authorization', `Bearer ${bearer}`).send({ name: 'other', rules: [{ match: { operation: 'getCustomer' }, respond: { status: 503 } }] }).expect(201);
+    await box.deps.store.flush();
+    const debug = jest.spyOn(box.deps.log, 'debug');
+    expect((await box.as(bearer).get('/customers')).status).toBe(200);
+    expect(box.deps.store.pending).toBe(false);
+    expect(debug.mock.calls.filter((call) => call[1] === 'scenario rules fired')).toEqual([]);
+    expect((await box.as(bearer).get('/customers/cus_x')).status).toBe(503);
+    expect(box.deps.store.pending).toBe(true);
+    expect(debug.mock.calls.filter((call) => call[1] === 'scenario rules fired')).toHaveLength(1);
+    await box.deps.store.close();
   });
 });

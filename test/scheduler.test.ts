@@ -3,10 +3,14 @@
 // kind or one that throws does not stop the run, the runaway guard, cancel, one run per account at
 // a time, and idle(). The jobs of the features (settlements, due dates, retries) are pinned in
 // their own test files.
-import { beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Scheduler } from '../src/clock/scheduler.js';
 import { LIMITS } from '../src/limits.js';
-import type { Account, JobData } from '../src/store/store.js';
-import { setup, type TestSandbox } from './helpers.js';
+import { Store, type Account, type JobData } from '../src/store/store.js';
+import { setup, START, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
 let account: Account;
@@ -162,9 +166,117 @@ describe('the scheduler', () => {
     });
     note(10, 'slow', 'test.slow');
     const run = sb.deps.scheduler.advance(account, t0() + 10_000);
-    const idle = sb.deps.scheduler.idle().then(() => done);
+    let idled = false;
+    const idle = sb.deps.scheduler.idle().then(() => { idled = true; });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idled).toBe(false);
     release();
-    expect(await idle).toBe(true);
+    await idle;
+    expect(done).toBe(true);
     await run;
+  });
+
+  it('a run queued behind another still waits for it after the one before both has finished', async () => {
+    const gates = new Map<string, () => void>();
+    sb.deps.scheduler.register('test.slow', async (_acc, job) => {
+      const label = String(job.payload.label);
+      seen.push(`start ${label}`);
+      await new Promise<void>((resolve) => gates.set(label, resolve));
+      seen.push(`end ${label}`);
+    });
+    note(10, 'A', 'test.slow');
+    note(20, 'B', 'test.slow');
+    note(30, 'C');
+    const a = sb.deps.scheduler.advance(account, t0() + 15_000);
+    const b = sb.deps.scheduler.advance(account, t0() + 25_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    gates.get('A')!();
+    await a;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual(['start A', 'end A', 'start B']);
+    // B is under way; a third run must queue behind it, not start because A's turn is over.
+    const c = sb.deps.scheduler.advance(account, t0() + 35_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual(['start A', 'end A', 'start B']);
+    gates.get('B')!();
+    expect([await b, await c]).toEqual([1, 1]);
+    expect(seen).toEqual(['start A', 'end A', 'start B', 'end B', 'C@30']);
+  });
+
+  it('logs a dropped job of no known kind and a job that throws, naming the kind (and the account)', async () => {
+    const warn = jest.spyOn(sb.deps.log, 'warn');
+    const error = jest.spyOn(sb.deps.log, 'error');
+    sb.deps.scheduler.register('test.broken', () => {
+      throw new Error('broken job');
+    });
+    note(10, 'orphan', 'test.nobody');
+    note(20, 'bad', 'test.broken');
+    await advance(30);
+    expect(warn).toHaveBeenCalledWith({ kind: 'test.nobody' }, 'no handler for due job; dropped');
+    expect(error).toHaveBeenCalledWith({ err: expect.any(Error), kind: 'test.broken', account: account.id }, 'due job failed');
+  });
+
+  it('keeps at most 300 characters of a failed job\'s error, and what was thrown when it is not an Error', async () => {
+    sb.deps.scheduler.register('test.long', () => {
+      throw new Error('x'.repeat(400));
+    });
+    sb.deps.scheduler.register('test.string', () => {
+      throw 'plain text'; // eslint-disable-line @typescript-eslint/only-throw-error -- what a handler might throw
+    });
+    note(10, 'long', 'test.long');
+    note(20, 'string', 'test.string');
+    const errors = (await sb.advance(30)).body.failed_jobs.map((j: { error: string }) => j.error);
+    expect(errors).toEqual(['plain text', 'x'.repeat(300)]);
+  });
+});
+
+describe('the scheduler ticking in real time (a sandbox left running)', () => {
+  afterEach(() => {
+    sb.deps.scheduler.stopTicking();
+    jest.useRealTimers();
+  });
+
+  it('runs the jobs due by now on every tick, one due exactly now included, and nothing once stopped', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    note(0, 'now');
+    note(5, 'later');
+    sb.deps.scheduler.startTicking(1000);
+    jest.advanceTimersByTime(999);
+    await settle();
+    expect(seen).toEqual([]);
+    jest.advanceTimersByTime(1);
+    await settle();
+    expect(seen).toEqual(['now@0']);
+    sb.deps.scheduler.stopTicking();
+    sb.time.now += 10_000;
+    jest.advanceTimersByTime(5000);
+    await settle();
+    expect(seen).toEqual(['now@0']);
+    sb.deps.scheduler.startTicking(1000);
+    jest.advanceTimersByTime(1000);
+    await settle();
+    expect(seen).toEqual(['now@0', 'later@0']); // run late, at the clock's now: it never goes back
+  });
+});
+
+describe('the scheduler with --data', () => {
+  it('writes a cancel that removed jobs (gone after a restart) and nothing for one that removed none', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'scheduler-')), 'sandbox.json');
+    const realNow = () => START;
+    const store = await Store.open({ file, realNow });
+    const scheduler = new Scheduler(store, sb.deps.log);
+    const acc = store.account('ptn_default', 'production');
+    scheduler.schedule(acc, 'test.note', START + 10_000, { label: 'drop' });
+    scheduler.schedule(acc, 'test.note', START + 20_000, { label: 'keep' });
+    await store.flush();
+    expect(scheduler.cancel(acc, (job) => job.payload.label === 'nothing')).toBe(0);
+    expect(store.pending).toBe(false);
+    expect(scheduler.cancel(acc, (job) => job.payload.label === 'drop')).toBe(1);
+    expect(store.pending).toBe(true);
+    await store.close();
+    const reopened = await Store.open({ file, realNow });
+    expect(labels(reopened.account('ptn_default', 'production').data.jobs)).toEqual(['keep']);
+    await reopened.close();
   });
 });

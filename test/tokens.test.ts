@@ -2,8 +2,10 @@
 // hour after issue as real time passes, the two 401 messages (expired, invalid), tokens whose
 // payload is not a claims object, and the scope claim a key's scopes become. Time moves only by the
 // injected real time here (no clock advance), so these hold whichever clock decides token expiry.
-import { beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { ACCESS_AUDIENCE, TokenSigner, tokenRequestInit, type AccessClaims } from '../src/auth/tokens.js';
+import { LIMITS } from '../src/limits.js';
 import { setup, START, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
@@ -92,5 +94,72 @@ describe('access tokens', () => {
     const write = await sb.http.post('/customers').set('Authorization', `Bearer ${reader}`).send({ name: 'Nope' });
     expect(write.status).toBe(403);
     expect(write.body.message).toBe('This operation needs the scope customers:write.');
+  });
+});
+
+// Below HTTP on purpose: the verified-token cache changes only how fast a request is answered, so no
+// response shows whether it remembers, forgets or mixes up tokens; the signer's own methods do.
+describe('the verified-token cache and the signer', () => {
+  const restore: Array<() => void> = [];
+  afterEach(() => restore.splice(0).forEach((undo) => undo()));
+  const now = new Date(START);
+  const claims = (partner_id: string): AccessClaims => ({ partner_id, environment: 'production', client_id: `${partner_id}_client`, scope: 'read' });
+
+  it('remembers each verified token under its own audience and text, until its exp', async () => {
+    const signer = new TokenSigner('cache-test-secret', 60);
+    const [a, b] = [await signer.signAccess(claims('ptn_a'), START), await signer.signAccess(claims('ptn_b'), START)];
+    expect(signer.cached(a, ACCESS_AUDIENCE, now)).toBeUndefined();
+    await signer.verifyAccess(a, now);
+    await signer.verifyAccess(b, now);
+    expect(signer.cached<AccessClaims>(a, ACCESS_AUDIENCE, now)?.partner_id).toBe('ptn_a');
+    expect(signer.cached<AccessClaims>(b, ACCESS_AUDIENCE, now)?.partner_id).toBe('ptn_b');
+    expect(signer.cached(a, 'checkout', now)).toBeUndefined();
+    expect(signer.cached(a, ACCESS_AUDIENCE, new Date(START + 59_999))).toBeDefined();
+    expect(signer.cached(a, ACCESS_AUDIENCE, new Date(START + 60_000))).toBeUndefined();
+    await expect(signer.verifyAccess(a, new Date(START + 60_000))).rejects.toMatchObject({ status: 401, message: 'The access token has expired.' });
+  });
+
+  it(`keeps at most LIMITS.verifiedTokens tokens, forgetting the oldest first`, async () => {
+    const limits = LIMITS as unknown as Record<string, number>; // LIMITS is read-only to the code; the test lowers its own copy and restores it
+    const before = limits.verifiedTokens;
+    limits.verifiedTokens = 2;
+    restore.push(() => { limits.verifiedTokens = before; });
+    const signer = new TokenSigner('cache-test-secret');
+    const tokens = [await signer.signAccess(claims('ptn_1'), START), await signer.signAccess(claims('ptn_2'), START), await signer.signAccess(claims('ptn_3'), START)];
+    const held = () => tokens.map((t) => signer.cached(t, ACCESS_AUDIENCE, now) !== undefined);
+    await signer.verifyAccess(tokens[0], now);
+    await signer.verifyAccess(tokens[1], now);
+    expect(held()).toEqual([true, true, false]);
+    await signer.verifyAccess(tokens[2], now);
+    expect(held()).toEqual([false, true, true]);
+  });
+
+  it('signs tokens for other audiences (checkout, signed links) as HS256 JWTs issued now, expiring when asked', async () => {
+    const signer = new TokenSigner('cache-test-secret');
+    const token = await signer.signFor('checkout', { invoice_id: 'inv_1' }, START + 1500, START / 1000 + 900);
+    expect(decodeProtectedHeader(token)).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(decodeJwt(token)).toEqual({ invoice_id: 'inv_1', iss: 'billing-sandbox', aud: 'checkout', iat: START / 1000 + 1, exp: START / 1000 + 900 });
+    expect(await signer.verifyFor('checkout', 'checkout', now).catch((e: { status: number }) => e.status)).toBe(401);
+    expect(await signer.verifyFor<{ invoice_id: string }>(token, 'checkout', now)).toMatchObject({ invoice_id: 'inv_1' });
+  });
+
+  it('peeks at the claims of anything shaped like a JWT whose payload is a JSON object, and at nothing else', async () => {
+    const signer = new TokenSigner('cache-test-secret');
+    const token = await signer.signAccess(claims('ptn_peek'), START);
+    const [header, , signature] = token.split('.');
+    const withPayload = (text: string) => `${header}.${Buffer.from(text).toString('base64url')}.${signature}`;
+    expect(TokenSigner.peek(token)).toMatchObject({ partner_id: 'ptn_peek' });
+    expect(TokenSigner.peek(withPayload('{"partner_id":"ptn_x"}'))).toEqual({ partner_id: 'ptn_x' });
+    for (const text of ['null', '42', '"ptn_x"', 'true', '{not json']) expect(TokenSigner.peek(withPayload(text))).toBeUndefined();
+    expect(TokenSigner.peek(`${header}.${token.split('.')[1]}`)).toBeUndefined();
+    expect(TokenSigner.peek(`${token}.extra`)).toBeUndefined();
+  });
+
+  it('asks POST /oauth/token for a key the way the spec does: Basic credentials, a form body', () => {
+    expect(tokenRequestInit('id_1', 's3cret')).toEqual({
+      method: 'POST',
+      headers: { Authorization: `Basic ${Buffer.from('id_1:s3cret').toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
   });
 });

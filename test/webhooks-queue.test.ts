@@ -3,12 +3,13 @@
 // deleted while its attempt is under way, a reset while an attempt is under way, the fresh retry
 // counter when the subscription holding the queue goes, the queue after a restart with --data, and
 // an attempt the sandbox itself cannot make.
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../src/faults.js';
 import type { ReceivedWebhook } from '../src/testing/webhook-receiver.js';
+import { deliveries } from '../src/webhooks/history.js';
 import { at, webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
 
 const open: WebhookSandbox[] = [];
@@ -154,6 +155,7 @@ describe('a reset while an attempt is under way', () => {
     ['everything (reset without a token)', false],
   ])('resetting %s: the old attempt\'s answer lands nowhere, the old queue is not sent, and the fresh account delivers at once', async (_label, withToken) => {
     const w = await sandbox();
+    const error = jest.spyOn(w.sb.deps.log, 'error');
     const gate = hold(w, '/held');
     await w.subscribe('customer_created', '/held');
     const cut = await customer(w, 'Cut');
@@ -173,6 +175,8 @@ describe('a reset while an attempt is under way', () => {
     await w.settle(fresh);
     expect(w.receiver.deliveries.map((d) => [d.path, d.entity_id, d.status])).toEqual([['/held', cut, 500], ['/fresh', after, 200]]);
     expect((await attempts(w)).map((a) => [a.attempt, a.status_code, a.next_attempt_at])).toEqual([[1, 200, null]]);
+    // The old run stopped at the reset: it did not go on to record its answer and fail doing so.
+    expect(error).not.toHaveBeenCalled();
   });
 });
 
@@ -223,9 +227,11 @@ describe('an attempt the sandbox cannot make', () => {
       return undefined;
     };
     w.sb.deps.services.set(DELIVERY_FAULTS, hook);
+    const error = jest.spyOn(w.sb.deps.log, 'error');
     await w.subscribe('customer_created');
     const id = await customer(w, 'Acme');
     await w.settle();
+    expect(error).toHaveBeenCalledWith({ err: expect.any(Error), account: w.account.id, delivery: expect.stringMatching(/^whe_/) }, 'webhook attempt could not be made');
     expect(await attempts(w)).toEqual([expect.objectContaining({ attempt: 1, status_code: null, error: 'internal error: the sandbox could not make this attempt', next_attempt_at: at(90) })]);
     expect((await w.api.get(`/customers/${id}`)).status).toBe(200);
     broken = false;
@@ -244,8 +250,10 @@ describe('failures inside the queue', () => {
       if (prefix === 'whe') throw new Error('no id for a delivery');
       return newId(prefix);
     };
+    const error = jest.spyOn(w.sb.deps.log, 'error');
     const lost = await w.api.post('/customers', { name: 'Lost' });
     expect(lost.status).toBe(201);
+    expect(error).toHaveBeenCalledWith({ err: expect.any(Error), account: w.account.id, topic: 'customer_created' }, 'could not enqueue webhook deliveries');
     expect((await w.api.get(`/customers/${lost.body.id}`)).status).toBe(200);
     w.account.newId = newId;
     const kept = await customer(w, 'Kept');
@@ -267,8 +275,10 @@ describe('failures inside the queue', () => {
       }
       return debug.apply(w.sb.deps.log, args);
     };
+    const error = jest.spyOn(w.sb.deps.log, 'error');
     const first = await customer(w, 'First');
     await w.settle();
+    expect(error).toHaveBeenCalledWith({ err: expect.any(Error), account: w.account.id }, 'webhook delivery run failed; delivery paused');
     const second = await customer(w, 'Second');
     await w.settle();
     await advance(w, 86_400);
@@ -326,6 +336,10 @@ describe('the queue after a restart with --data', () => {
     const b = await instance();
     await b.settle();
     expect(a.receiver.deliveries).toHaveLength(1);
+    // A new event queues behind the one in retry; it does not start a run before the retry time.
+    await customer(b, 'Behind');
+    await b.settle();
+    expect(a.receiver.deliveries).toHaveLength(1);
     await advance(b, 89);
     expect(a.receiver.deliveries).toHaveLength(1);
     await advance(b, 1);
@@ -343,14 +357,53 @@ describe('the queue after a restart with --data', () => {
     const cut = await customer(a, 'Cut');
     const behind = await customer(a, 'Behind');
     await gate.arrived;
+    // Another feature's job (far off) waits too: only a send job counts as the queue's own.
+    a.sb.deps.scheduler.schedule(a.account, 'test.elsewhere', a.sb.time.now + 365 * 86_400_000);
     await die(a);
 
     const b = await instance();
+    // Recovered before anything ran: the cut attempt is recorded as failed, to be sent again.
+    const recovered = deliveries(b.account).page({ limit: 10 }).data.find((d) => d.status === 'failed');
+    expect(recovered).toMatchObject({ attempts: 1, last_error: 'interrupted: the sandbox stopped during this attempt; sent again' });
     await b.settle();
     expect(a.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[cut, 200], [behind, 200]]);
     expect((await attempts(b)).map((x) => [x.attempt, x.status_code])).toEqual([[1, null], [2, 200], [1, 200]]);
     expect((await history(b, '?status=sent')).map((r) => r.entity_id)).toEqual([behind, cut]);
     await advance(b, 20_000);
     expect(a.receiver.deliveries).toHaveLength(2);
+  });
+});
+
+describe('the queue\'s own records and lines', () => {
+  it('POST /webhooks/retry on an account that never queued anything resumes nothing', async () => {
+    const w = await sandbox();
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 0 });
+  });
+
+  it('names attempts dlv_ and logs each at debug with its number, status and error', async () => {
+    const w = await sandbox();
+    const debug = jest.spyOn(w.sb.deps.log, 'debug');
+    w.receiver.respondWith(500);
+    await w.subscribe('customer_created');
+    await customer(w, 'Acme');
+    await w.settle();
+    await advance(w, 90);
+    const res = await w.sb.http.get('/_sandbox/webhooks/deliveries').set('Authorization', `Bearer ${w.token}`);
+    for (const attempt of res.body.data as Array<{ id: string }>) expect(attempt.id).toMatch(/^dlv_/);
+    const lines = debug.mock.calls.filter((call) => call[1] === 'webhook attempt').map((call) => call[0]);
+    expect(lines).toEqual([1, 2].map((attempt) => ({ account: w.account.id, topic: 'customer_created', attempt, status: 500, error: 'receiver answered 500' })));
+  });
+
+  it('close() cuts an attempt under way rather than waiting for the receiver', async () => {
+    const w = await sandbox();
+    w.queue.options.timeoutMs = 600_000;
+    const gate = hold(w, '/held');
+    await w.subscribe('customer_created', '/held');
+    await customer(w, 'Acme');
+    const run = w.settle();
+    await gate.arrived;
+    await w.queue.close();
+    await run;
+    expect((await attempts(w)).map((a) => a.status_code)).toEqual([null]);
   });
 });

@@ -25,11 +25,13 @@ export interface AccessClaims {
   gen?: number;
 }
 
-/** A verified token's claims and the times that bound it (jose's rules: valid while exp > now >= nbf, in seconds). */
+/**
+ * A verified token's claims and its expiry (jose's rule: valid while exp > now, in seconds). No
+ * `nbf`: jose checked it when it verified the token, and real time does not go back.
+ */
 interface Verified {
   claims: Readonly<Record<string, unknown>>;
   exp?: number;
-  nbf?: number;
 }
 
 export class TokenSigner {
@@ -79,7 +81,7 @@ export class TokenSigner {
     const hit = this.verified.get(`${audience} ${token}`);
     if (!hit) return undefined;
     const seconds = Math.floor(now.getTime() / 1000);
-    if ((hit.exp !== undefined && hit.exp <= seconds) || (hit.nbf !== undefined && hit.nbf > seconds)) return undefined;
+    if (hit.exp !== undefined && hit.exp <= seconds) return undefined;
     return hit.claims as T;
   }
 
@@ -102,7 +104,6 @@ export class TokenSigner {
     this.verified.set(key, {
       claims: Object.freeze(payload),
       exp: typeof payload.exp === 'number' ? payload.exp : undefined,
-      nbf: typeof payload.nbf === 'number' ? payload.nbf : undefined,
     });
   }
 
@@ -167,10 +168,10 @@ export function tokenRequestInit(clientId: string, clientSecret: string): Reques
 
 /** Does the granted scope list allow `required`? "read"/"write" cover every area's read/write. */
 export function scopeAllows(granted: string, required: string): boolean {
-  const scopes = granted.split(' ').filter(Boolean);
-  if (scopes.includes(required)) return true;
-  const access = required.split(':')[1];
-  return access !== undefined && scopes.includes(access);
+  // An empty entry (two spaces) matches nothing: no required scope is empty.
+  const scopes = granted.split(' ');
+  // "read" or "write" alone covers every area's; a scope without an area part matches only itself.
+  return scopes.includes(required) || scopes.includes(required.split(':')[1]);
 }
 
 export function scopeClaim(scopes: string[] | null): string {

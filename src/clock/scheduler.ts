@@ -31,7 +31,8 @@ function recordFailure(account: Account, job: JobData, error: unknown): void {
   const list = account.state<FailedJob[]>(FAILED_JOBS, () => []);
   const message = error instanceof Error ? error.message : String(error);
   list.push({ id: job.id, kind: job.kind, due_at: new Date(job.at).toISOString().replace(/\.\d{3}Z$/, 'Z'), error: message.slice(0, 300), payload: job.payload });
-  if (list.length > LIMITS.failedJobsKept) list.splice(0, list.length - LIMITS.failedJobsKept);
+  // One is added at a time, so at most one is over the cap.
+  if (list.length > LIMITS.failedJobsKept) list.shift();
   account.changed();
 }
 
@@ -104,7 +105,7 @@ export class Scheduler {
   }
 
   stopTicking(): void {
-    if (this.ticker) clearInterval(this.ticker);
+    clearInterval(this.ticker);
     this.ticker = undefined;
   }
 

@@ -50,8 +50,7 @@ const COUNTERS = 'scenario_counters';
 /** Strip the environment and version prefixes and a trailing slash: /demo/v1/bills/ -> /bills. */
 export function apiPath(path: string): string {
   const stripped = path.replace(/^\/demo(?=\/|$)/, '').replace(/^\/v1(?=\/|$)/, '');
-  const trimmed = stripped.length > 1 ? stripped.replace(/\/+$/, '') : stripped;
-  return trimmed || '/';
+  return stripped.replace(/\/+$/, '') || '/';
 }
 
 /** A template with its parameter names erased, so /bills/{id} and /bills/{bill_id} compare equal. */
@@ -76,7 +75,7 @@ function headerValue(headers: RequestFacts['headers'], name: string): string | u
 /** Does a topic rule (a topic, '*' or a list) match a delivery attempt of `topic`? */
 function topicMatches(rule: ScenarioRule, topic: string): boolean {
   const wanted = rule.match.topic;
-  if (wanted === undefined) return false;
+  // A request rule (no topic) matches no attempt: undefined is neither a list, '*' nor a topic.
   if (Array.isArray(wanted)) return wanted.includes(topic);
   return wanted === '*' || wanted === topic;
 }
@@ -138,7 +137,8 @@ export class ScenarioEngine {
   /** Each rule's counters on this account, read without creating them (zeros for a rule not yet matched). */
   countersOf(account: Account, scenario: LoadedScenario): RuleCounter[] {
     const stored = (account.data.state[COUNTERS] as Record<string, RuleCounter[]> | undefined)?.[scenario.id];
-    return scenario.document.rules.map((_, i) => ({ matched: stored?.[i]?.matched ?? 0, fired: stored?.[i]?.fired ?? 0 }));
+    // Counters are made for every rule at once (counters()), and a loaded document never changes.
+    return stored ? stored.map(({ matched, fired }) => ({ matched, fired })) : scenario.document.rules.map(() => ({ matched: 0, fired: 0 }));
   }
 
   private counters(account: Account, scenario: LoadedScenario): RuleCounter[] {

@@ -171,7 +171,6 @@ export class WebhookQueue {
    */
   dropSubscription(account: Account, sub: Subscription): void {
     const state = queueState(account);
-    if (!state.queue.length) return;
     const head = state.queue[0];
     const kept: string[] = [];
     for (const id of state.queue) {
