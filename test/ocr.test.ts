@@ -250,3 +250,19 @@ describe('the finer rules of an upload', () => {
     expect(file.headers['cache-control']).toBe('private, no-store');
   });
 });
+
+describe('a signed document link that outlived its bill', () => {
+  it('answers 404 "No such document." once the account was reset, and when a new bill of the reset account has the same id', async () => {
+    const first = (await upload(await labelledInvoice(), 'application/pdf', 'first.pdf')).body;
+    const link = new URL((await p.api.get(`/bills/${first.bill_id}/document`)).body.download_url);
+    await p.sb.http.post('/_sandbox/reset').set('Authorization', `Bearer ${await p.sb.token()}`).expect(200);
+    const gone = await p.sb.http.get(link.pathname + link.search);
+    expect(gone.status).toBe(404);
+    expect(gone.body.message).toBe('No such document.');
+    const again = (await upload(await labelledInvoice(), 'application/pdf', 'second.pdf')).body;
+    // Ids are drawn from the seed, so the reset account hands out the same one: the old link names another file.
+    expect(again.bill_id).toBe(first.bill_id);
+    const other = await p.sb.http.get(link.pathname + link.search);
+    expect([other.status, other.body.message]).toEqual([404, 'No such document.']);
+  });
+});
