@@ -13,7 +13,7 @@ add() { MUTATE[$1]=$2; TESTS[$1]=$3; }
 add machine src/domain/machine.ts test/machine.test.ts,test/bills-rules.test.ts,test/vendor-payments.test.ts,test/webhooks-machine.test.ts,test/receivables-events.test.ts,test/payments.test.ts,test/payouts.test.ts
 add pagination src/http/pagination.ts test/customers.test.ts,test/bills.test.ts,test/invoices.test.ts,test/platform.test.ts,test/webhooks-subscriptions.test.ts
 add idempotency src/store/idempotency.ts test/idempotency.test.ts,test/idempotency-restart.test.ts,test/retention.test.ts,test/vendor-payments.test.ts,test/checkout.test.ts,test/persistence.test.ts
-add bills 'src/domain/bills/**/*.ts' test/bills.test.ts,test/bills-rules.test.ts,test/ocr.test.ts,test/pdf.test.ts,test/vendor-payments.test.ts,test/accounting-sync.test.ts,test/fixtures.test.ts,test/limits.test.ts
+add bills 'src/domain/bills/**/*.ts' test/bills.test.ts,test/bills-rules.test.ts,test/ocr.test.ts,test/pdf.test.ts,test/vendor-payments.test.ts,test/accounting-sync.test.ts,test/fixtures.test.ts,test/limits.test.ts,test/blobs.test.ts,test/vendors.test.ts
 add queue src/webhooks/queue.ts test/webhooks-delivery.test.ts,test/webhooks-durability.test.ts,test/webhooks-fire.test.ts,test/webhooks-history.test.ts,test/webhooks-machine.test.ts,test/webhooks-queue.test.ts,test/webhooks-subscriptions.test.ts,test/retention.test.ts
 add scheduler src/clock/scheduler.ts test/scheduler.test.ts,test/clock-limit.test.ts,test/webhooks-queue.test.ts,test/bills-rules.test.ts,test/payouts.test.ts,test/persistence.test.ts,test/durability.test.ts
 add tokens src/auth/tokens.ts test/tokens.test.ts,test/tokens-lifetime.test.ts,test/auth.test.ts,test/token-endpoint.test.ts,test/control-partners.test.ts,test/persistence.test.ts,test/journal.test.ts
