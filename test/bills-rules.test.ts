@@ -2,8 +2,9 @@
 // bill being paid, the amount cap at and past it, a date PATCH checked against the stored other date,
 // line-item totals with tax, zero quantities, the vendor-and-status filter, updated_at on moves that
 // change nothing, and the bulk cap. Each test names the behaviour; the mutant it kills is in its comment.
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { LIMITS } from '../src/limits.js';
+import { lowerLimit } from './helpers.js';
 import { Payables } from './payables-helpers.js';
 
 let p: Payables;
@@ -249,14 +250,6 @@ describe('bill records', () => {
 });
 
 describe('what a bill keeps of its past', () => {
-  const restore: Array<() => void> = [];
-  afterEach(() => restore.splice(0).forEach((undo) => undo()));
-  function lowerLimit(name: keyof typeof LIMITS, value: number): void {
-    const limits = LIMITS as unknown as Record<string, number>; // read-only to the code; the test lowers its own copy and restores it
-    const before = limits[name];
-    limits[name] = value;
-    restore.push(() => { limits[name] = before; });
-  }
 
   it(`the newest LIMITS.billStatusHistory status changes`, async () => {
     lowerLimit('billStatusHistory', 3);

@@ -1,6 +1,7 @@
 // Shared test set-up: a fresh sandbox per test file on a controllable "real" time, with every
 // response checked against the OpenAPI document, and shortcuts for tokens and requests.
-import { afterAll, beforeEach, expect } from '@jest/globals';
+import { afterAll, afterEach, beforeEach, expect } from '@jest/globals';
+import { LIMITS } from '../src/limits.js';
 import request from 'supertest';
 import { createApp, createDeps } from '../src/app.js';
 import type { SandboxConfig } from '../src/config.js';
@@ -146,4 +147,18 @@ export async function loadDataFile(file: string): Promise<StoreData> {
   const loaded = await readDataFile(file);
   if (!loaded) throw new Error(`no data in ${file}`);
   return loaded.data;
+}
+
+const limitsToRestore: Array<() => void> = [];
+afterEach(() => {
+  for (const undo of limitsToRestore.splice(0).reverse()) undo();
+});
+
+/** Run a test with a smaller value of a limit (the same code path, fewer requests); put back after the test. */
+export function lowerLimit(name: keyof typeof LIMITS, value: number): void {
+  // LIMITS is read-only to the code; a test changes one number of it and puts it back.
+  const limits = LIMITS as unknown as Record<string, number>;
+  const before = limits[name];
+  limits[name] = value;
+  limitsToRestore.push(() => { limits[name] = before; });
 }

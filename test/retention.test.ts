@@ -7,26 +7,15 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { eventLog } from '../src/events/events.js';
 import { LIMITS } from '../src/limits.js';
 import { attempts, deliveries } from '../src/webhooks/history.js';
-import { setup } from './helpers.js';
+import { lowerLimit, setup } from './helpers.js';
 import { Payables } from './payables-helpers.js';
 import { webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
 
 let w: WebhookSandbox | undefined;
-const restore: Array<() => void> = [];
 afterEach(async () => {
   await w?.close();
   w = undefined;
-  for (const undo of restore.splice(0)) undo();
 });
-
-/** Run with a smaller value of a limit (the same code path, fewer requests); restored after the test. */
-function lowerLimit(name: keyof typeof LIMITS, value: number): void {
-  // LIMITS is read-only to the code; the test mutates its own copy of one number and restores it.
-  const limits = LIMITS as unknown as Record<string, number>;
-  const before = limits[name];
-  limits[name] = value;
-  restore.push(() => { limits[name] = before; });
-}
 
 const DAY = 86_400;
 

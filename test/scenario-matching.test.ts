@@ -3,14 +3,13 @@
 // request neither acts nor uses up its `times`, though the match still counts for `nth`; a document's
 // own seed drives its draws; concrete paths ignore a trailing slash and the /demo and /v1 prefixes;
 // deleting an account scenario leaves the others' counters alone.
-import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LIMITS } from '../src/limits.js';
 import { apiPath, type ScenarioEngine } from '../src/scenarios/engine.js';
 import { SCENARIO_ENGINE, SCENARIO_SLEEP } from '../src/scenarios/intercept.js';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { lowerLimit, setup, type Api, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
 let token: string;
@@ -121,14 +120,6 @@ describe('removing scenarios', () => {
 });
 
 describe('the matcher\'s smaller rules', () => {
-  const restore: Array<() => void> = [];
-  afterEach(() => restore.splice(0).forEach((undo) => undo()));
-  function lowerLimit(name: keyof typeof LIMITS, value: number): void {
-    const limits = LIMITS as unknown as Record<string, number>; // read-only to the code; the test lowers its own copy and restores it
-    const before = limits[name];
-    limits[name] = value;
-    restore.push(() => { limits[name] = before; });
-  }
   const list = async (box: TestSandbox, bearer: string) =>
     (await box.http.get('/_sandbox/scenarios').set('Authorization', `Bearer ${bearer}`)).body.data as Array<{ id: string; scope: string }>;
 

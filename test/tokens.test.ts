@@ -2,11 +2,10 @@
 // hour after issue as real time passes, the two 401 messages (expired, invalid), tokens whose
 // payload is not a claims object, and the scope claim a key's scopes become. Time moves only by the
 // injected real time here (no clock advance), so these hold whichever clock decides token expiry.
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { ACCESS_AUDIENCE, TokenSigner, tokenRequestInit, type AccessClaims } from '../src/auth/tokens.js';
-import { LIMITS } from '../src/limits.js';
-import { setup, START, type TestSandbox } from './helpers.js';
+import { lowerLimit, setup, START, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
 beforeEach(async () => {
@@ -100,8 +99,6 @@ describe('access tokens', () => {
 // Below HTTP on purpose: the verified-token cache changes only how fast a request is answered, so no
 // response shows whether it remembers, forgets or mixes up tokens; the signer's own methods do.
 describe('the verified-token cache and the signer', () => {
-  const restore: Array<() => void> = [];
-  afterEach(() => restore.splice(0).forEach((undo) => undo()));
   const now = new Date(START);
   const claims = (partner_id: string): AccessClaims => ({ partner_id, environment: 'production', client_id: `${partner_id}_client`, scope: 'read' });
 
@@ -120,10 +117,7 @@ describe('the verified-token cache and the signer', () => {
   });
 
   it(`keeps at most LIMITS.verifiedTokens tokens, forgetting the oldest first`, async () => {
-    const limits = LIMITS as unknown as Record<string, number>; // LIMITS is read-only to the code; the test lowers its own copy and restores it
-    const before = limits.verifiedTokens;
-    limits.verifiedTokens = 2;
-    restore.push(() => { limits.verifiedTokens = before; });
+    lowerLimit('verifiedTokens', 2);
     const signer = new TokenSigner('cache-test-secret');
     const tokens = [await signer.signAccess(claims('ptn_1'), START), await signer.signAccess(claims('ptn_2'), START), await signer.signAccess(claims('ptn_3'), START)];
     const held = () => tokens.map((t) => signer.cached(t, ACCESS_AUDIENCE, now) !== undefined);
