@@ -407,3 +407,29 @@ describe('the queue\'s own records and lines', () => {
     expect((await attempts(w)).map((a) => a.status_code)).toEqual([null]);
   });
 });
+
+describe('deleting a subscription between two cycles of a resume run', () => {
+  it('leaves the rest of the queue to the next cycle, 30 s later, rather than sending it at once', async () => {
+    const w = await sandbox();
+    let down = true;
+    w.receiver.respondWith((d) => (down && d.path === '/a' ? 500 : 200));
+    const a = await w.subscribe('customer_created', '/a');
+    await w.subscribe('customer_created', '/b');
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await customer(w, `C${i}`)); // queue: a0 b0 a1 b1 ... a5 b5
+    await w.settle();
+    await advance(w, 20_000); // six failed attempts of a0: paused
+    down = false;
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 12 });
+    await w.settle();
+    expect(w.receiver.accepted()).toHaveLength(10); // a0 b0 ... a4 b4; a5 b5 wait for the next cycle
+    await w.api.delete(`/webhooks/${a.id}`).expect(200); // a5, the head, leaves the queue
+    await w.settle();
+    expect(w.receiver.accepted()).toHaveLength(10);
+    await advance(w, 29);
+    expect(w.receiver.accepted()).toHaveLength(10);
+    await advance(w, 1);
+    expect(w.receiver.accepted().map((d) => [d.path, d.entity_id]).at(-1)).toEqual(['/b', ids[5]]);
+    expect(w.receiver.accepted()).toHaveLength(11);
+  });
+});
