@@ -44,6 +44,7 @@ import { LIMITS } from './limits.js';
 import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
 import { streamFeature } from './stream/feature.js';
+import { startLegacyKeys } from './store/idempotency.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
@@ -93,6 +94,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   };
   store.events.on('writeFailed', (error) => log.error({ err: error, file: full.dataFile }, 'writing the data file failed'));
   for (const feature of FEATURES) feature.install?.(deps);
+  startLegacyKeys(store.allAccounts());
   // --fixtures: made through the domain functions, so every feature must be installed first.
   await loadStartFixtures(deps);
   return deps;

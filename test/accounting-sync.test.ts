@@ -1,4 +1,5 @@
-// POST /_sandbox/accounting/sync across kinds: every item is checked before anything is created,
+// POST /_sandbox/accounting/sync across kinds: every item is checked against its schema, then created by
+// its create function in one unit of work (a refused item leaves nothing created),
 // kinds are created in a fixed order (customers, invoices, vendors, bills), and an item may name an
 // earlier item of the same sync by position ($customers[N], $vendors[N]).
 import { beforeEach, describe, expect, it } from '@jest/globals';
@@ -59,10 +60,13 @@ describe('accounting sync across kinds', () => {
   });
 
   it('refuses two customers sharing an external_id, or one already used, with 400 naming the item, and creates nothing', async () => {
-    // Before the customers' create rule was checked up front, the first customer stayed stored.
+    // The second item meets createCustomer's own uniqueness rule (the first is created by then); the
+    // request's unit of work then takes the first one back. Once, the first customer stayed stored.
+    const before = JSON.stringify(sb.deps.store.data.accounts);
     const twins = await sync({ customers: [{ name: 'A', external_id: 'erp-1' }, { name: 'B', external_id: 'erp-1' }] });
     expect(twins.status).toBe(400);
-    expect(twins.body.validation_errors).toEqual({ 'customers[1].external_id': 'is used by another customer of this sync' });
+    expect(twins.body.validation_errors).toEqual({ 'customers[1].external_id': 'is already used by another customer' });
+    expect(JSON.stringify(sb.deps.store.data.accounts)).toBe(before);
     await nothingCreated();
     expect((await api.post('/customers', { name: 'Taken', external_id: 'erp-2' })).status).toBe(201);
     const taken = await sync({ customers: [{ name: 'C', external_id: 'erp-3' }, { name: 'D', external_id: 'erp-2' }], vendors: [{ name: 'V' }] });

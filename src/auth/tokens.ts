@@ -9,6 +9,7 @@ import type { Environment } from '../config.js';
 import { ApiError, Errors } from '../errors.js';
 import type { Account } from '../store/store.js';
 import { LIMITS } from '../limits.js';
+import { defineStateValue } from '../store/module-state.js';
 
 /** `expires_in` of access tokens and the life of checkout tokens, in real seconds (--token-ttl changes it). */
 export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
@@ -125,7 +126,7 @@ export class TokenSigner {
   }
 }
 
-const TOKENS_STATE = 'tokens';
+const tokenState = defineStateValue<TokenState>('tokens', () => ({ generation: 0 }));
 
 interface TokenState {
   /** Tokens carrying a lower generation have expired (POST /_sandbox/tokens/expire). */
@@ -134,15 +135,12 @@ interface TokenState {
 
 /** The account's current token generation: new tokens carry it. */
 export function tokenGeneration(account: Account): number {
-  return (account.data.state[TOKENS_STATE] as TokenState | undefined)?.generation ?? 0;
+  return tokenState.read(account).generation;
 }
 
 /** Expire every token of the account issued so far (access and checkout); answers the new generation. */
 export function expireTokens(account: Account): number {
-  const state = account.state<TokenState>(TOKENS_STATE, () => ({ generation: 0 }));
-  state.generation += 1;
-  account.changed();
-  return state.generation;
+  return tokenState.update(account, (state) => (state.generation += 1));
 }
 
 /**

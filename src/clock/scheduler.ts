@@ -4,6 +4,7 @@ import type { Account, JobData } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../log.js';
 import { LIMITS } from '../limits.js';
+import { defineStateValue } from '../store/module-state.js';
 
 export type JobHandler = (account: Account, job: JobData) => Promise<void> | void;
 
@@ -17,23 +18,20 @@ export interface FailedJob {
   payload: Record<string, unknown>;
 }
 
-const FAILED_JOBS = 'failed_jobs';
+/** The account's failed due jobs, oldest first, at most LIMITS.failedJobsKept. */
+const failedJobState = defineStateValue<FailedJob[]>('failed_jobs', () => []);
 
-/**
- * The account's failed due jobs, oldest first, at most LIMITS.failedJobsKept. Read without creating
- * the module's state, so a read writes nothing.
- */
 export function failedJobs(account: Account): readonly FailedJob[] {
-  return account.hasState(FAILED_JOBS) ? account.state<FailedJob[]>(FAILED_JOBS, () => []) : [];
+  return failedJobState.read(account);
 }
 
 function recordFailure(account: Account, job: JobData, error: unknown): void {
-  const list = account.state<FailedJob[]>(FAILED_JOBS, () => []);
   const message = error instanceof Error ? error.message : String(error);
-  list.push({ id: job.id, kind: job.kind, due_at: new Date(job.at).toISOString().replace(/\.\d{3}Z$/, 'Z'), error: message.slice(0, 300), payload: job.payload });
-  // One is added at a time, so at most one is over the cap.
-  if (list.length > LIMITS.failedJobsKept) list.shift();
-  account.changed();
+  failedJobState.update(account, (list) => {
+    list.push({ id: job.id, kind: job.kind, due_at: new Date(job.at).toISOString().replace(/\.\d{3}Z$/, 'Z'), error: message.slice(0, 300), payload: job.payload });
+    // One is added at a time, so at most one is over the cap.
+    if (list.length > LIMITS.failedJobsKept) list.shift();
+  });
 }
 
 const MAX_JOBS_PER_RUN = LIMITS.jobsPerRun;
@@ -62,16 +60,23 @@ export class Scheduler {
       else hi = mid;
     }
     jobs.splice(lo, 0, job);
+    account.undoable(() => {
+      const at = account.data.jobs.indexOf(job);
+      if (at >= 0) account.data.jobs.splice(at, 1);
+    });
     account.changed();
     return job;
   }
 
   /** Remove the jobs the predicate selects; answers how many. */
   cancel(account: Account, predicate: (job: JobData) => boolean): number {
-    const before = account.data.jobs.length;
-    account.data.jobs = account.data.jobs.filter((job) => !predicate(job));
-    const removed = before - account.data.jobs.length;
-    if (removed) account.changed();
+    const all = account.data.jobs;
+    const kept = all.filter((job) => !predicate(job));
+    const removed = all.length - kept.length;
+    if (!removed) return 0;
+    account.data.jobs = kept;
+    account.undoable(() => { account.data.jobs = all; });
+    account.changed();
     return removed;
   }
 
@@ -128,7 +133,9 @@ export class Scheduler {
         continue;
       }
       try {
-        await handler(account, job);
+        // One unit of work per job: a job that throws leaves what it wrote undone.
+        const running = account.transaction(() => handler(account, job));
+        if (running) await running;
       } catch (error) {
         // Not retried: it would meet the same state and throw again. Kept on the account (GET
         // /_sandbox/clock, the advance's answer) and logged, so the failure is seen, not swallowed.

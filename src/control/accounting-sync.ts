@@ -1,14 +1,15 @@
 // Owns POST /_sandbox/accounting/sync: objects created as if synced from an external accounting
-// integration. Each kind checks its items against the API's own create schema and rules; nothing is
-// created unless every item passes. Later kinds may reference earlier items of the same sync.
+// integration. Each kind checks its items against the API's own create schema, then each item is made
+// by the API's own create function; nothing is created unless every item passes (the request's unit of
+// work). Later kinds may reference earlier items of the same sync.
 import type { SandboxApp } from '../app.js';
 import type { RequestContext } from '../http/context.js';
 import { ApiError, invalidFields } from '../errors.js';
 import { validationErrors } from '../http/openapi.js';
-import { checkCustomerInput, createCustomer, customerView, type CustomerInput } from '../domain/customers/customers.js';
-import { createVendor, checkVendorInput, vendorKey, vendorView, type VendorInput } from '../domain/vendors/vendors.js';
-import { billView, checkBillInput, createBill, type BillInput } from '../domain/bills/bills.js';
-import { checkInvoiceInput, createInvoice, invoiceView, type InvoiceInput } from '../domain/invoices/invoices.js';
+import { createCustomer, customerView, type CustomerInput } from '../domain/customers/customers.js';
+import { createVendor, vendorView, type VendorInput } from '../domain/vendors/vendors.js';
+import { billView, createBill, type BillInput } from '../domain/bills/bills.js';
+import { createInvoice, invoiceView, type InvoiceInput } from '../domain/invoices/invoices.js';
 import { autopay } from '../domain/payments/payments.js';
 
 /** The order kinds are created in: an item may name an item of an earlier kind (see SyncRefs). */
@@ -46,122 +47,74 @@ function resolved(value: string, refs: SyncRefs): string {
 }
 
 export interface Syncer {
-  /** Throw a 400 (or 422) naming `kind[i].field` for any item that the create operation would refuse. */
-  check(ctx: RequestContext, items: unknown[], refs: SyncRefs): void;
-  /** Create one item; answers its id (for references) and its view. */
+  /** Throw a 400 naming `kind[i].field` for any item that the create operation's schema refuses. */
+  check(ctx: RequestContext, items: unknown[]): void;
+  /** Create one item through the create operation's own function and rules; answers its id (for references) and its view. */
   create(ctx: RequestContext, item: unknown, refs: SyncRefs): { id: string; view: unknown };
 }
 
 /** Check sync items against the request body schema of an API operation. */
-function checkAgainst(ctx: RequestContext, kind: string, operationId: string, method: string, path: string, items: unknown[]): void {
+function checkAgainst(ctx: RequestContext, kind: string, operationId: string, path: string, items: unknown[]): void {
   // Requests reach handlers only through createApp's app, whose locals carry the API router.
   const api = (ctx.req.app as SandboxApp).locals.api.backendFor();
   const errors: Record<string, string> = {};
   items.forEach((item, i) => {
-    const result = api.validateRequest({ method, path, headers: { 'content-type': 'application/json' }, body: item as object, query: {} }, operationId);
+    const result = api.validateRequest({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body: item as object, query: {} }, operationId);
     for (const [field, message] of Object.entries(validationErrors(result.errors))) errors[`${kind}[${i}].${field}`] = message;
   });
   if (Object.keys(errors).length) throw invalidFields(errors);
 }
 
-/**
- * A kind whose items name a parent (an invoice its customer, a bill its vendor), which may be an
- * earlier item of the same sync: checked against its operation's schema and rules, created with the
- * reference resolved to the parent's new id.
- */
-function childSyncer<I extends object>(spec: {
-  kind: SyncKind;
-  operationId: string;
-  path: string;
-  parent: { field: keyof I & string; kind: 'customers' | 'vendors' };
-  check: (ctx: RequestContext, input: I, parentInSync: boolean) => void;
-  create: (ctx: RequestContext, input: I) => { id: string; view: unknown };
-}): Syncer {
-  const { field, kind } = spec.parent;
+/** A kind checked against its create operation's schema, then created item by item with `create`. */
+function syncer<I extends object>(kind: SyncKind, operationId: string, path: string, create: (ctx: RequestContext, input: I) => { id: string; view: unknown }): Syncer {
   return {
-    check: (ctx, items, refs) => {
-      checkAgainst(ctx, spec.kind, spec.operationId, 'POST', spec.path, items);
-      items.forEach((item, i) => prefixed(`${spec.kind}[${i}].`, () => {
-        const input = item as I;
-        spec.check(ctx, input, isReference(input[field], kind, refs, field));
-      }));
-    },
-    create: (ctx, item, refs) => {
-      const input = item as I;
-      return spec.create(ctx, { ...input, [field]: resolved(String(input[field]), refs) });
-    },
+    check: (ctx, items) => checkAgainst(ctx, kind, operationId, path, items),
+    create: (ctx, item) => create(ctx, item as I),
   };
 }
 
 /**
- * A kind that names no parent (customers, vendors): checked against its operation's schema and
- * create rules, and one field must differ between the items of the sync (the create rule only
- * knows the objects stored before it).
+ * A kind whose items name a parent (an invoice its customer, a bill its vendor), which may be an
+ * earlier item of the same sync: created with the reference resolved to the parent's new id.
  */
-function checkParentItems<I extends object>(ctx: RequestContext, items: unknown[], spec: {
-  kind: SyncKind;
-  operationId: string;
-  path: string;
-  check: (account: RequestContext['account'], input: I) => void;
-  unique: { field: string; key: (input: I) => string | undefined; noun: string };
-}): void {
-  checkAgainst(ctx, spec.kind, spec.operationId, 'POST', spec.path, items);
-  const seen = new Set<string>();
-  items.forEach((item, i) => {
-    const input = item as I;
-    prefixed(`${spec.kind}[${i}].`, () => spec.check(ctx.account, input));
-    const key = spec.unique.key(input);
-    if (key === undefined || key === '') return;
-    if (seen.has(key)) throw invalidFields({ [`${spec.kind}[${i}].${spec.unique.field}`]: `is used by another ${spec.unique.noun} of this sync` });
-    seen.add(key);
-  });
+function childSyncer<I extends object>(kind: SyncKind, operationId: string, path: string, parent: { field: keyof I & string; kind: 'customers' | 'vendors' }, create: (ctx: RequestContext, input: I) => { id: string; view: unknown }): Syncer {
+  return {
+    check: (ctx, items) => checkAgainst(ctx, kind, operationId, path, items),
+    create: (ctx, item, refs) => {
+      const input = item as I;
+      const value = input[parent.field];
+      if (!isReference(value, parent.kind, refs, parent.field)) return create(ctx, input);
+      return create(ctx, { ...input, [parent.field]: resolved(String(value), refs) });
+    },
+  };
 }
 
 const syncers: Record<SyncKind, Syncer> = {
-  customers: {
-    check: (ctx, items) => checkParentItems<CustomerInput>(ctx, items, {
-      kind: 'customers', operationId: 'createCustomer', path: '/customers', check: checkCustomerInput,
-      unique: { field: 'external_id', key: (input) => input.external_id, noun: 'customer' },
-    }),
-    create: (ctx, item) => {
-      const input = item as CustomerInput;
-      const customer = createCustomer(ctx.deps, ctx.account, { ...input, customer_integration_id: input.customer_integration_id ?? ctx.account.newId('acc') });
-      return { id: customer.id, view: customerView(customer) };
-    },
-  },
-  // Synced invoices (source accounting_integration) are the only ones that accept a PDF upload.
-  invoices: childSyncer<InvoiceInput>({
-    kind: 'invoices', operationId: 'createInvoice', path: '/invoices', parent: { field: 'customer_id', kind: 'customers' },
-    check: (ctx, input, customerInSync) => checkInvoiceInput(ctx.account, input, { customerInSync }),
-    create: (ctx, input) => {
-      const invoice = createInvoice(ctx.deps, ctx.account, input, { source: 'accounting_integration' });
-      autopay(ctx.deps, ctx.account, invoice);
-      return { id: invoice.id, view: invoiceView(invoice) };
-    },
+  customers: syncer<CustomerInput>('customers', 'createCustomer', '/customers', (ctx, input) => {
+    const customer = createCustomer(ctx.deps, ctx.account, { ...input, customer_integration_id: input.customer_integration_id ?? ctx.account.newId('acc') });
+    return { id: customer.id, view: customerView(customer) };
   }),
-  vendors: {
-    check: (ctx, items) => checkParentItems<VendorInput>(ctx, items, {
-      kind: 'vendors', operationId: 'createVendor', path: '/vendors', check: checkVendorInput,
-      unique: { field: 'tax_id', key: (input) => vendorKey(input.tax_id), noun: 'vendor' },
-    }),
-    create: (ctx, item) => {
-      const vendor = createVendor(ctx.deps, ctx.account, item as VendorInput, { origin: 'accounting_integration' });
-      return { id: vendor.id, view: vendorView(vendor) };
-    },
-  },
-  bills: childSyncer<BillInput>({
-    kind: 'bills', operationId: 'createBill', path: '/bills', parent: { field: 'vendor_id', kind: 'vendors' },
-    check: (ctx, input, vendorInSync) => checkBillInput(ctx.account, input, { vendorInSync }),
-    create: (ctx, input) => {
-      const bill = createBill(ctx.deps, ctx.account, input, { source: 'accounting_integration' });
-      return { id: bill.id, view: billView(ctx.account, bill) };
-    },
+  // Synced invoices (source accounting_integration) are the only ones that accept a PDF upload.
+  invoices: childSyncer<InvoiceInput>('invoices', 'createInvoice', '/invoices', { field: 'customer_id', kind: 'customers' }, (ctx, input) => {
+    const invoice = createInvoice(ctx.deps, ctx.account, input, { source: 'accounting_integration' });
+    autopay(ctx.deps, ctx.account, invoice);
+    return { id: invoice.id, view: invoiceView(invoice) };
+  }),
+  vendors: syncer<VendorInput>('vendors', 'createVendor', '/vendors', (ctx, input) => {
+    const vendor = createVendor(ctx.deps, ctx.account, input, { origin: 'accounting_integration' });
+    return { id: vendor.id, view: vendorView(vendor) };
+  }),
+  bills: childSyncer<BillInput>('bills', 'createBill', '/bills', { field: 'vendor_id', kind: 'vendors' }, (ctx, input) => {
+    const bill = createBill(ctx.deps, ctx.account, input, { source: 'accounting_integration' });
+    return { id: bill.id, view: billView(ctx.account, bill) };
   }),
 };
 
 /**
- * Check every item of every kind first, so a bad one changes nothing; then create kind by kind in
- * SYNC_ORDER, resolving references to items created before.
+ * Check every item of every kind against its schema first; then create kind by kind in SYNC_ORDER,
+ * resolving references to items created before, each through its create function (the one place its
+ * rules live: a second customer with the first one's external_id meets the uniqueness rule). The
+ * request is one unit of work (Account.transaction): an item refused halfway leaves nothing created.
  */
 export function runSync(ctx: RequestContext, body: Partial<Record<SyncKind, unknown[]>>): Record<SyncKind, unknown[]> {
   const refs: SyncRefs = {
@@ -169,14 +122,14 @@ export function runSync(ctx: RequestContext, body: Partial<Record<SyncKind, unkn
     created: { customers: [], invoices: [], vendors: [], bills: [] },
   };
   for (const kind of SYNC_ORDER) refs.counts[kind] = body[kind]?.length ?? 0;
-  for (const kind of SYNC_ORDER) syncers[kind].check(ctx, body[kind] ?? [], refs);
+  for (const kind of SYNC_ORDER) syncers[kind].check(ctx, body[kind] ?? []);
   const result: Record<SyncKind, unknown[]> = { customers: [], invoices: [], vendors: [], bills: [] };
   for (const kind of SYNC_ORDER) {
-    for (const item of body[kind] ?? []) {
+    (body[kind] ?? []).forEach((item, i) => prefixed(`${kind}[${i}].`, () => {
       const { id, view } = syncers[kind].create(ctx, item, refs);
       refs.created[kind].push(id);
       result[kind].push(view);
-    }
+    }));
   }
   return result;
 }

@@ -36,7 +36,8 @@ export class Events extends EventEmitter<{ recorded: [Account, EventRecord] }> {
       data,
     };
     eventLog(account).insert(record);
-    this.emit('recorded', account, record);
+    // Listeners (webhook delivery, the live stream) hear of it once the work that recorded it commits.
+    account.afterCommit(() => this.emit('recorded', account, record));
     return record;
   }
 }

@@ -284,8 +284,10 @@ export class OperationRouter {
       if (early) return early;
     }
     // Through the interceptors first, so Prefer: code=NNN and scenario rules also answer for operations not built yet.
-    if (!plan.handler) throw new ApiError(Errors.notImplemented, { message: `${operationId} is not implemented by the sandbox yet.` });
-    return plan.handler(ctx);
+    const handler = plan.handler;
+    if (!handler) throw new ApiError(Errors.notImplemented, { message: `${operationId} is not implemented by the sandbox yet.` });
+    // One unit of work per request: a handler that throws leaves the account as it found it.
+    return account.transaction(() => handler(ctx));
   }
 }
 

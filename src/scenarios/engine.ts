@@ -7,6 +7,7 @@ import { LIMITS } from '../limits.js';
 import type { DeliveryFault } from '../faults.js';
 import { createRandom } from '../random.js';
 import type { Account } from '../store/store.js';
+import { defineStateMap, defineStateValue } from '../store/module-state.js';
 import { contentHash, type RespondAction, type ScenarioDocument, type ScenarioRule } from './document.js';
 
 export interface LoadedScenario {
@@ -44,8 +45,10 @@ export interface RequestDecision {
   fired: string[];
 }
 
-const ACCOUNT_SCENARIOS = 'scenarios';
-const COUNTERS = 'scenario_counters';
+/** The account's own scenarios, oldest first (kept in the account's state, so a reset drops them). */
+const ownScenarios = defineStateValue<LoadedScenario[]>('scenarios', () => []);
+/** Each loaded scenario's rule counters on an account, by scenario id (made for every rule at once). */
+const ruleCounters = defineStateMap<RuleCounter[]>('scenario_counters');
 
 /** Strip the environment and version prefixes and a trailing slash: /demo/v1/bills/ -> /bills. */
 export function apiPath(path: string): string {
@@ -122,28 +125,20 @@ export class ScenarioEngine {
     this.globals = [...this.startGlobals];
     // Counters start when a document is loaded: a restart on a --data file loads the globals anew.
     for (const account of this.deps.store.allAccounts()) {
-      const counters = account.data.state[COUNTERS] as Record<string, RuleCounter[]> | undefined;
-      if (!counters) continue;
-      for (const scenario of this.startGlobals) delete counters[scenario.id];
-      account.changed();
+      const counters = ruleCounters(account);
+      for (const scenario of this.startGlobals) counters.delete(scenario.id);
     }
   }
 
-  /** The account's own scenarios, oldest first (kept in the account's state, so a reset drops them). */
-  private own(account: Account): LoadedScenario[] {
-    return account.state<LoadedScenario[]>(ACCOUNT_SCENARIOS, () => []);
+  private own(account: Account): readonly LoadedScenario[] {
+    return ownScenarios.read(account);
   }
 
   /** Each rule's counters on this account, read without creating them (zeros for a rule not yet matched). */
   countersOf(account: Account, scenario: LoadedScenario): RuleCounter[] {
-    const stored = (account.data.state[COUNTERS] as Record<string, RuleCounter[]> | undefined)?.[scenario.id];
-    // Counters are made for every rule at once (counters()), and a loaded document never changes.
+    const stored = ruleCounters(account).get(scenario.id);
+    // Counters are made for every rule at once, and a loaded document never changes.
     return stored ? stored.map(({ matched, fired }) => ({ matched, fired })) : scenario.document.rules.map(() => ({ matched: 0, fired: 0 }));
-  }
-
-  private counters(account: Account, scenario: LoadedScenario): RuleCounter[] {
-    const all = account.state<Record<string, RuleCounter[]>>(COUNTERS, () => ({}));
-    return (all[scenario.id] ??= scenario.document.rules.map(() => ({ matched: 0, fired: 0 })));
   }
 
   /** Global scenarios first (loaded at start), then the account's own, oldest first. */
@@ -168,19 +163,16 @@ export class ScenarioEngine {
       loaded_at: account.clock.iso(),
       document,
     };
-    this.own(account).push(scenario);
-    account.changed();
+    ownScenarios.update(account, (list) => list.push(scenario));
     return scenario;
   }
 
   /** Remove one scenario the account sees; a global one stops applying to every account. */
   remove(account: Account, id: string): boolean {
-    const own = this.own(account);
-    const index = own.findIndex((s) => s.id === id);
+    const index = this.own(account).findIndex((s) => s.id === id);
     if (index >= 0) {
-      own.splice(index, 1);
-      delete account.state<Record<string, RuleCounter[]>>(COUNTERS, () => ({}))[id];
-      account.changed();
+      ownScenarios.update(account, (list) => list.splice(index, 1));
+      ruleCounters(account).delete(id);
       return true;
     }
     const before = this.globals.length;
@@ -191,11 +183,11 @@ export class ScenarioEngine {
   /** Remove the account's own scenarios (globals stay); answers how many. */
   removeOwn(account: Account): number {
     const own = this.own(account);
-    const counters = account.state<Record<string, RuleCounter[]>>(COUNTERS, () => ({}));
-    for (const scenario of own) delete counters[scenario.id];
     const count = own.length;
-    own.length = 0;
-    account.changed();
+    if (!count) return 0;
+    const counters = ruleCounters(account);
+    for (const scenario of own) counters.delete(scenario.id);
+    ownScenarios.update(account, (list) => { list.length = 0; });
     return count;
   }
 
@@ -233,22 +225,21 @@ export class ScenarioEngine {
 
   /** Visit every matching rule in order, counting the match; `act` says whether an eligible rule acted. */
   private walk(account: Account, matches: (rule: ScenarioRule) => boolean, act: (rule: ScenarioRule, label: string) => boolean): void {
-    let changed = false;
     for (const scenario of this.list(account)) {
       const rules = scenario.document.rules;
+      // A copy (countersOf), stored back once counted: the stored counters only change through the map.
       let counters: RuleCounter[] | undefined;
       for (let i = 0; i < rules.length; i++) {
         const rule = rules[i];
         if (!matches(rule)) continue;
-        counters ??= this.counters(account, scenario);
+        counters ??= this.countersOf(account, scenario);
         const counter = counters[i];
         counter.matched += 1;
-        changed = true;
         if (!this.eligible(account, scenario, i, rule, counter)) continue;
         if (act(rule, `${scenario.id}#${i}`)) counter.fired += 1;
       }
+      if (counters) ruleCounters(account).set(scenario.id, counters);
     }
-    if (changed) account.changed();
   }
 
   private eligible(account: Account, scenario: LoadedScenario, index: number, rule: ScenarioRule, counter: RuleCounter): boolean {

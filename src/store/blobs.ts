@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import type { Account, Store } from './store.js';
+import { defineStateValue } from './module-state.js';
 
 /** Kept in the account's state: the size of each stored document, and their sum. */
 interface BlobIndex {
@@ -23,7 +24,20 @@ export interface BlobReservation {
   cancel(): void;
 }
 
-const INDEX_KEY = 'blobs';
+/** The account's documents: their sizes by id, and the total the cap is checked against. */
+const blobIndex = defineStateValue<BlobIndex>('blobs', () => ({ bytes: 0, sizes: {} }));
+
+/** Set one document's size (undefined: gone), keeping the total; undone by setting the size it had. */
+function setSize(account: Account, id: string, size: number | undefined): void {
+  const had = blobIndex.read(account).sizes[id];
+  if (had === size) return;
+  const apply = (idx: BlobIndex, to: number | undefined, from: number | undefined) => {
+    idx.bytes += (to ?? 0) - (from ?? 0);
+    if (to === undefined) delete idx.sizes[id];
+    else idx.sizes[id] = to;
+  };
+  blobIndex.update(account, (idx) => apply(idx, size, had), (idx) => apply(idx, had, size));
+}
 const TRASH = '.trash';
 const TEMP_PREFIX = 'billing-sandbox-blobs-';
 
@@ -98,7 +112,7 @@ export class BlobStore {
 
   /** Bytes of documents the account keeps (uploads under way included). */
   usage(account: Account): number {
-    return index(account).bytes + (this.pending.get(account.id) ?? 0);
+    return blobIndex.read(account).bytes + (this.pending.get(account.id) ?? 0);
   }
 
   /**
@@ -127,10 +141,7 @@ export class BlobStore {
       write: async (id, bytes) => {
         try {
           await this.writeFile(account, id, bytes);
-          const idx = index(account);
-          idx.bytes += bytes.length - (idx.sizes[id] ?? 0);
-          idx.sizes[id] = bytes.length;
-          account.changed();
+          setSize(account, id, bytes.length);
         } finally {
           release();
         }
@@ -155,16 +166,24 @@ export class BlobStore {
    * its file removed once the change is on disk, so a crash before that still finds the old document.
    */
   async release(account: Account, id: string): Promise<void> {
-    const idx = index(account);
-    if (Object.hasOwn(idx.sizes, id)) {
-      idx.bytes -= idx.sizes[id];
-      delete idx.sizes[id];
-      account.changed();
-    }
+    if (Object.hasOwn(blobIndex.read(account).sizes, id)) setSize(account, id, undefined);
     if (!this.root) return;
     const path = join(this.root, accountDir(account), safe(id));
     await this.store.durable();
     await unlink(path).catch(() => undefined);
+  }
+
+  /**
+   * File a stored document: run `file` (a unit of work that points an object at the document); if it
+   * throws, the document is released (nothing points at it) and the error rethrown.
+   */
+  async fileOrRelease<T>(account: Account, id: string, file: () => T): Promise<T> {
+    try {
+      return file();
+    } catch (error) {
+      await this.release(account, id);
+      throw error;
+    }
   }
 
   /** Remove the temporary directory (a --data directory stays). Safe to call twice. */
@@ -215,9 +234,6 @@ export class BlobStore {
   }
 }
 
-function index(account: Account): BlobIndex {
-  return account.state<BlobIndex>(INDEX_KEY, () => ({ bytes: 0, sizes: {} }));
-}
 
 /** The directory of an account's documents: readable when the ids are plain, else a digest. */
 function accountDir(account: Account): string {

@@ -5,6 +5,7 @@
 // and by a compaction once the ones in the middle outnumber the objects.
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
+import type { UnitOfWork } from './unit-of-work.js';
 
 /** What one write did, for the store's persistence (see src/store/persistence/journal.ts). */
 export type CollectionChange =
@@ -63,6 +64,8 @@ export class Collection<T extends { id: string }> {
     readonly name: string,
     private readonly data: CollectionData<T>,
     private readonly onChange: (change: CollectionChange) => void,
+    /** The account's unit of work under way: writes are undone if it rolls back, reported when it commits. */
+    private readonly work: () => UnitOfWork | undefined = () => undefined,
   ) {
     const base = this.base;
     data.order.forEach((id, i) => {
@@ -118,13 +121,62 @@ export class Collection<T extends { id: string }> {
     this.live += 1;
     this.positions.set(item.id, position);
     for (const [field, index] of this.indexes) pushTo(index, String(item[field as keyof T]), position);
-    this.onChange({ kind: 'insert', item });
+    this.report({ kind: 'insert', item }, () => this.undoInsert(item));
     return item;
+  }
+
+  /** Tell persistence about a write (after the commit when a unit of work is under way), and how to undo it. */
+  private report(change: CollectionChange, inverse: () => void): void {
+    const work = this.work();
+    if (!work) return this.onChange(change);
+    work.undo(inverse);
+    work.afterCommit(() => this.onChange(change));
+  }
+
+  /** The newest insert (the inverses run newest first, so it is the last of the order) never happened. */
+  private undoInsert(item: T): void {
+    const position = this.base + this.data.order.length - 1;
+    if (this.data.order[this.data.order.length - 1] !== item.id) throw new Error(`cannot undo the insert of ${item.id} in ${this.name}: not the newest`);
+    this.data.order.pop();
+    delete this.data.items[item.id];
+    this.live -= 1;
+    this.positions.delete(item.id);
+    for (const [field, index] of this.indexes) {
+      const key = String(item[field as keyof T]);
+      const list = index.get(key);
+      if (list?.[list.length - 1] === position) list.pop();
+      if (list && !list.length) index.delete(key);
+    }
+    if (this.head > this.data.order.length) this.head = this.data.order.length;
   }
 
   /** Apply changes to a stored object in place; an indexed field that changes moves its position between index lists. */
   update(id: string, changes: Partial<T>): T {
     const item = this.require(id);
+    const work = this.work();
+    if (!work) {
+      this.change(item, changes);
+      this.onChange({ kind: 'update', item });
+      return item;
+    }
+    // What the changed fields held before (absent ones as absent), to put back on a rollback.
+    const before: Partial<T> = {};
+    const absent: Array<keyof T> = [];
+    for (const field of Object.keys(changes) as Array<keyof T>) {
+      if (Object.hasOwn(item, field)) before[field] = item[field];
+      else absent.push(field);
+    }
+    this.change(item, changes);
+    this.report({ kind: 'update', item }, () => {
+      this.change(item, before);
+      for (const field of absent) delete item[field];
+    });
+    return item;
+  }
+
+  /** Assign `changes` to a stored object, moving its position between the index lists of changed indexed fields. */
+  private change(item: T, changes: Partial<T>): void {
+    const id = item.id;
     const moved: Array<[Map<string, number[]>, string, string]> = [];
     for (const [field, index] of this.indexes) {
       if (!Object.hasOwn(changes, field)) continue;
@@ -144,8 +196,6 @@ export class Collection<T extends { id: string }> {
       if (!to) index.set(after, [position]);
       else to.splice(lowerBound(listPositions(to), position), 0, position);
     }
-    this.onChange({ kind: 'update', item });
-    return item;
   }
 
   /** Hard delete; the position stays as a tombstone (until the tombstones are cleared). */
@@ -154,10 +204,30 @@ export class Collection<T extends { id: string }> {
     if (!item) return undefined;
     delete this.data.items[id];
     this.live -= 1;
-    if (this.positions.get(id) === this.base + this.head) this.advanceHead();
-    this.onChange({ kind: 'remove', id });
-    this.clearTombstones();
+    const position = this.positions.get(id) as number;
+    const head = this.head;
+    if (position === this.base + this.head) this.advanceHead();
+    const work = this.work();
+    // The objects' keys go back into insertion order once every remove of the work is undone (this
+    // inverse, registered at the first remove, runs after theirs): a rolled-back delete leaves the
+    // data byte for byte as it was. O(collection), on that rare path only.
+    work?.undoOnce(`order ${this.name}`, () => () => this.reorderItems());
+    this.report({ kind: 'remove', id }, () => {
+      this.data.items[id] = item;
+      this.live += 1;
+      this.head = head;
+    });
+    // Positions move when tombstones are cleared: not while a unit of work may still undo a remove.
+    if (work) work.afterCommitOnce(`tombstones ${this.name}`, () => this.clearTombstones());
+    else this.clearTombstones();
     return item;
+  }
+
+  /** Rebuild the objects' map in insertion order (after a rolled-back delete put one back at its end). */
+  private reorderItems(): void {
+    const items: Record<string, T> = {};
+    for (const id of this.data.order) if (Object.hasOwn(this.data.items, id)) items[id] = this.data.items[id];
+    this.data.items = items;
   }
 
   /** Every stored object, oldest first. For bulk work (reset, fixtures, export), never per request. */

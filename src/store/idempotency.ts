@@ -9,6 +9,7 @@ import { canonicalJson } from '../canonical-json.js';
 import { LIMITS } from '../limits.js';
 import { HOUR_MS } from '../clock/durations.js';
 import type { Account } from './store.js';
+import { defineStateMap, defineStateValue, type StateMap, type StateValue } from './module-state.js';
 
 /** `at`: when it was remembered, account clock ms (absent in data written before keys expired). */
 interface Remembered<T> { fingerprint: string; answer: T; at?: number }
@@ -31,54 +32,65 @@ function fingerprintOf(request: unknown): string {
   return createHash('sha256').update(canonicalJson(request) ?? 'null').digest('hex');
 }
 
-/** The store's key log; keys remembered before keys expired start their time now. */
-function keyLog<T>(account: Account, name: string, records: Record<string, Remembered<T>>): KeyLog {
-  return account.state<KeyLog>(`${name}_log`, () => {
-    const now = account.clock.nowMs();
-    return { entries: Object.keys(records).map((key) => [key, (records[key].at ??= now)]), head: 0 };
-  });
+/** Make the key log of data written before keys expired from its records: those keys start their time now. */
+function keyLog<T>(account: Account, log: StateValue<KeyLog>, records: StateMap<Remembered<T>>): void {
+  if (log.stored(account) || !records.entries().length) return;
+  const now = account.clock.nowMs();
+  const entries: KeyLog['entries'] = [];
+  for (const [key, record] of records.entries()) {
+    if (record.at === undefined) records.set(key, { ...record, at: now });
+    entries.push([key, record.at ?? now]);
+  }
+  log.update(account, (value) => { value.entries = entries; });
 }
 
 /** Forget keys past their time or beyond the count, oldest first: O(1) when none is due, amortised. */
-function forgetExpired<T>(account: Account, records: Record<string, Remembered<T>>, log: KeyLog): void {
+function forgetExpired<T>(account: Account, log: StateValue<KeyLog>, records: StateMap<Remembered<T>>): void {
   const cutoff = account.clock.nowMs() - LIMITS.idempotencyKeyHours * HOUR_MS;
-  const before = log.head;
-  while (log.head < log.entries.length) {
-    const [key, at] = log.entries[log.head];
-    const current = Object.hasOwn(records, key) ? records[key] : undefined;
+  const current = log.read(account);
+  let head = current.head;
+  while (head < current.entries.length) {
+    const [key, at] = current.entries[head];
+    const record = records.get(key);
     // An entry whose key was remembered again later is outdated: skip it, the later entry counts.
-    const outdated = !current || current.at !== at;
-    if (!outdated && at >= cutoff && log.entries.length - log.head <= LIMITS.idempotencyKeysPerAccount) break;
-    if (!outdated) delete records[key];
-    log.head += 1;
+    const outdated = !record || record.at !== at;
+    if (!outdated && at >= cutoff && current.entries.length - head <= LIMITS.idempotencyKeysPerAccount) break;
+    if (!outdated) records.delete(key);
+    head += 1;
   }
-  if (log.head === before) return;
-  if (log.head >= 64 && log.head * 2 >= log.entries.length) {
-    log.entries.splice(0, log.head);
-    log.head = 0;
-  }
-  account.changed();
+  if (head === current.head) return;
+  log.update(account, (value) => {
+    value.head = head;
+    if (value.head >= 64 && value.head * 2 >= value.entries.length) {
+      value.entries.splice(0, value.head);
+      value.head = 0;
+    }
+  });
+}
+
+/** Each defined store's step for keys written before keys expired (see startLegacyKeys). */
+const legacySteps: Array<(account: Account) => void> = [];
+
+/**
+ * At start: keys that data written before keys expired holds (records without a time, no key log)
+ * start their time now, and are forgotten LIMITS.idempotencyKeyHours later. At start rather than at a
+ * key's first use, because a first use refused with 409 must write nothing (its unit of work is undone).
+ */
+export function startLegacyKeys(accounts: Iterable<Account>): void {
+  for (const account of accounts) for (const step of legacySteps) step(account);
 }
 
 /** A named store of idempotency keys, kept with the account's state (so --data keeps it across restarts). */
 export function defineIdempotencyKeys<T>(name: string): (account: Account) => IdempotencyKeys<T> {
+  const recordsOf = defineStateMap<Remembered<T>>(name);
+  const log = defineStateValue<KeyLog>(`${name}_log`, () => ({ entries: [], head: 0 }));
+  legacySteps.push((account) => keyLog(account, log, recordsOf(account)));
   return (account) => {
-    // Keys are forgotten on writes only (remember), so a refused request changes nothing; a read
-    // treats a key past its time as forgotten.
-    const open = (prune: boolean) => {
-      const records = account.state<Record<string, Remembered<T>>>(name, () => ({}));
-      const log = keyLog(account, name, records);
-      if (prune) forgetExpired(account, records, log);
-      return { records, log };
-    };
+    const records = recordsOf(account);
     return {
       replay(key, request, field) {
-        // No key remembered yet: nothing to replay, and the store is not touched (a request refused
-        // after this check must leave the account as it was).
-        if (!account.hasState(name)) return undefined;
-        const { records } = open(false);
-        // Own keys only: a key such as "constructor" or "__proto__" is just a key.
-        const prior = Object.hasOwn(records, key) ? records[key] : undefined;
+        // A read treats a key past its time as forgotten (keys are forgotten on writes only).
+        const prior = records.get(key);
         if (!prior) return undefined;
         if (prior.at !== undefined && prior.at < account.clock.nowMs() - LIMITS.idempotencyKeyHours * HOUR_MS) return undefined;
         if (prior.fingerprint !== fingerprintOf(request)) {
@@ -87,13 +99,12 @@ export function defineIdempotencyKeys<T>(name: string): (account: Account) => Id
         return prior.answer;
       },
       remember(key, request, answer) {
-        const { records, log } = open(true);
-        // defineProperty, not assignment: assigning to "__proto__" would change the object's prototype.
         const at = account.clock.nowMs();
-        Object.defineProperty(records, key, { value: { fingerprint: fingerprintOf(request), answer, at }, enumerable: true, writable: true, configurable: true });
-        log.entries.push([key, at]);
-        forgetExpired(account, records, log);
-        account.changed();
+        records.set(key, { fingerprint: fingerprintOf(request), answer, at });
+        // An append is undone by removing it: no copy of the log is needed.
+        log.update(account, (value) => value.entries.push([key, at]), (value) => { value.entries.pop(); });
+        // Forgetting is housekeeping of committed keys: it waits for the work to commit.
+        account.afterCommit(() => forgetExpired(account, log, records));
       },
     };
   };

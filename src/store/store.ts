@@ -4,9 +4,10 @@
 //
 // The seam to persistence (src/store/persistence/*): the store reports what changed, never the whole
 // document: recordChange(account, collection, change) for each object inserted, updated or deleted (the
-// Collection callback), changed(account) for an account's clock, counters, jobs or module state (the
-// state bag reports its own keys and map entries through tracking proxies), changed() for partners and
-// keys, and resets. A unit of work (issue 18) reports its commit through the same calls.
+// Collection callback, after the unit of work commits), stateChanged(account, key, entry?) for module
+// state (src/store/module-state.ts), changed(account) for an account's clock, counters or jobs,
+// changed() for partners and keys, and resets. Account.transaction is the unit of work
+// (src/store/unit-of-work.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { createRandom, type Random } from '../random.js';
 import { Collection, type CollectionChange, type CollectionData } from './collection.js';
 import { emptyAccount } from './persistence/format.js';
 import { LogFile } from './persistence/log-file.js';
+import { UnitOfWork } from './unit-of-work.js';
 
 export interface PartnerRecord {
   id: string;
@@ -55,7 +57,10 @@ export interface AccountData {
   collections: Record<string, CollectionData<unknown>>;
   /** Due work, kept sorted by (at, insertion). */
   jobs: JobData[];
-  /** Free-form state of modules that is not a collection (e.g. the webhook queue's pause flag). */
+  /**
+   * Module state that is not a collection (the webhook queue, external ids...), by key: reached only
+   * through the typed accessors of src/store/module-state.ts, which report and undo their changes.
+   */
   state: Record<string, unknown>;
 }
 
@@ -71,6 +76,8 @@ export class Account {
   readonly clock: AccountClock;
   readonly random: Random;
   private collections = new Map<string, Collection<{ id: string }>>();
+  /** The unit of work under way on this account, if any (see transaction). */
+  private work: UnitOfWork | undefined;
 
   constructor(readonly data: AccountData, private readonly store: Store, realNow: RealNow) {
     this.clock = new AccountClock(data.clock, realNow, () => this.changed());
@@ -85,18 +92,85 @@ export class Account {
   collection<T extends { id: string }>(name: string, indexes: ReadonlyArray<keyof T & string> = []): Collection<T> {
     let found = this.collections.get(name) as Collection<T> | undefined;
     if (!found) {
+      const created = !Object.hasOwn(this.data.collections, name);
       const data = (this.data.collections[name] ??= { items: {}, order: [] }) as CollectionData<T>;
-      found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change));
+      found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change), () => this.work);
       for (const field of indexes) found.indexBy(field);
       this.collections.set(name, found);
+      // A collection first reached by work that is rolled back was never there.
+      if (created) this.work?.undo(() => this.forgetCollection(name, data));
     }
     return found;
   }
 
+  private forgetCollection(name: string, data: CollectionData<unknown>): void {
+    if (this.data.collections[name] !== data) return;
+    delete this.data.collections[name];
+    this.collections.delete(name);
+  }
+
+  /**
+   * Run `work` as one unit of work on this account: everything it writes stays if it returns and goes
+   * if it throws (the error is rethrown), and what others observe of its writes (events, the webhook
+   * jobs they schedule, the persistence journal) happens after it returns. Work inside work is a
+   * savepoint: if it throws, only its own writes are undone; if it returns, its writes join the outer
+   * work's and commit (or roll back) with them. Work that returns a promise commits what it wrote
+   * before its first await; what it writes after needs its own `transaction` (a unit of work never
+   * spans an await: other requests run there).
+   */
+  transaction<T>(work: (unit: UnitOfWork) => T): T {
+    const outer = this.work;
+    const unit = new UnitOfWork();
+    this.work = unit;
+    let result: T;
+    try {
+      result = work(unit);
+    } catch (error) {
+      this.work = outer;
+      unit.rollback();
+      throw error;
+    }
+    this.work = outer;
+    if (outer) {
+      outer.absorb(unit);
+      return result;
+    }
+    // Each write reported itself to persistence (objects as the commit runs their effects).
+    unit.commit();
+    return result;
+  }
+
+  /** Run `effect` once the unit of work under way commits (at once when none is). */
+  afterCommit(effect: () => void): void {
+    if (this.work) this.work.afterCommit(effect);
+    else effect();
+  }
+
+  /** Undo `inverse` if the unit of work under way is rolled back (nothing to do when none is). */
+  undoable(inverse: () => void): void {
+    this.work?.undo(inverse);
+  }
+
+  /** The same, once per key and unit of work: `make` runs the first time only (see UnitOfWork.undoOnce). */
+  undoableOnce(key: string, make: () => () => void): void {
+    this.work?.undoOnce(key, make);
+  }
+
+  /** A module's state changed: the whole value at `key`, or one entry of the map there (see module-state.ts). */
+  stateChanged(key: string, entry?: string): void {
+    this.store.stateChanged(this, key, entry);
+  }
+
   /** Next value of a named counter (1, 2, 3, ...), persisted with the account. */
   next(counter: string): number {
-    const value = (this.data.counters[counter] ?? 0) + 1;
-    this.data.counters[counter] = value;
+    const counters = this.data.counters;
+    const had = Object.hasOwn(counters, counter);
+    const value = (had ? counters[counter] : 0) + 1;
+    counters[counter] = value;
+    this.work?.undo(() => {
+      if (had) counters[counter] = value - 1;
+      else delete counters[counter];
+    });
     this.changed();
     return value;
   }
@@ -106,16 +180,6 @@ export class Account {
     const n = this.next('ids');
     const digest = createHash('sha256').update(`${this.store.seed}|${this.data.id}|${n}`).digest('hex');
     return `${prefix}_${digest.slice(0, 20)}`;
-  }
-
-  /** Whether a module has made its state here yet (reading without creating it: a refused request writes nothing). */
-  hasState(key: string): boolean {
-    return key in this.data.state;
-  }
-
-  state<T>(key: string, initial: () => T): T {
-    if (!(key in this.data.state)) this.data.state[key] = initial();
-    return this.data.state[key] as T;
   }
 
   /** This account's clock, counters, jobs or module state changed. */
@@ -256,6 +320,15 @@ export class Store {
   recordChange(account: Account, collection: string, change: CollectionChange): void {
     if (!this.log) return;
     this.log.journal.record(account.data, collection, change);
+    this.changes += 1;
+    this.writeLater();
+  }
+
+  /** A module's state changed (Account.stateChanged). */
+  stateChanged(account: Account, key: string, entry?: string): void {
+    if (!this.log) return;
+    if (entry === undefined) this.log.journal.stateKey(account.data, key);
+    else this.log.journal.stateEntry(account.data, key, entry);
     this.changes += 1;
     this.writeLater();
   }

@@ -10,6 +10,7 @@ import { LIMITS } from '../limits.js';
 import type { Account } from '../store/store.js';
 import { webhookQueue } from '../webhooks/queue.js';
 import { subscriptions } from '../webhooks/subscriptions.js';
+import { defineStateValue } from '../store/module-state.js';
 
 export interface ForwardSpec {
   url: string;
@@ -19,11 +20,7 @@ export interface ForwardSpec {
 }
 
 /** Subscription ids of the live forwarders of an account, persisted so a restart can remove them. */
-const STATE_KEY = 'stream_forwarders';
-
-function registry(account: Account): string[] {
-  return account.state<string[]>(STATE_KEY, () => []);
-}
+const registry = defineStateValue<string[]>('stream_forwarders', () => []);
 
 /** Check the `forward_to`, `topics` and secret of a stream request; any problem is a 400 naming the field. */
 export function forwardSpec(raw: { forward_to?: string; topics?: string }, secret: string | undefined): ForwardSpec | undefined {
@@ -62,30 +59,31 @@ export function addForwarder(account: Account, streamId: string, spec: ForwardSp
     updated_at: now,
     forwarder: streamId,
   }).id);
-  registry(account).push(...ids);
-  account.changed();
+  registry.update(account, (list) => list.push(...ids));
   return ids;
 }
 
 /** Deactivate a forwarder's subscriptions; their queued deliveries leave the queue (as for a deleted subscription). */
 export function removeForwarder(deps: Deps, account: Account, ids: readonly string[]): void {
-  const list = registry(account);
   for (const id of ids) {
     const sub = subscriptions(account).get(id);
     if (sub?.is_active) {
       const gone = subscriptions(account).update(id, { is_active: false, updated_at: account.clock.iso() });
       webhookQueue(deps).dropSubscription(account, gone);
     }
-    const at = list.indexOf(id);
-    if (at >= 0) list.splice(at, 1);
   }
-  account.changed();
+  registry.update(account, (list) => {
+    for (const id of ids) {
+      const at = list.indexOf(id);
+      if (at >= 0) list.splice(at, 1);
+    }
+  });
 }
 
 /** At start no stream is open: forwarders left by the previous run are removed. */
 export function sweepForwarders(deps: Deps): void {
   for (const account of deps.store.allAccounts()) {
-    if (!Object.hasOwn(account.data.state, STATE_KEY)) continue;
-    removeForwarder(deps, account, [...registry(account)]);
+    if (!registry.stored(account)) continue;
+    removeForwarder(deps, account, [...registry.read(account)]);
   }
 }

@@ -12,6 +12,7 @@ import { transition } from '../domain/machine.js';
 import { activeSubscriptions, subscriptions, type Subscription } from './subscriptions.js';
 import { LIMITS } from '../limits.js';
 import { pruneWebhookHistory } from './retention.js';
+import { defineStateValue } from '../store/module-state.js';
 
 export const WEBHOOKS_SERVICE = 'webhooks';
 export const SEND_JOB = 'webhooks.send';
@@ -45,10 +46,16 @@ export interface QueueState {
   in_flight: string | null;
 }
 
-const STATE_KEY = 'webhook_queue';
+const queueStateValue = defineStateValue<QueueState>('webhook_queue', () => ({ queue: [], paused: false, retry_count: 0, job: null, in_flight: null }));
 
-export function queueState(account: Account): QueueState {
-  return account.state<QueueState>(STATE_KEY, () => ({ queue: [], paused: false, retry_count: 0, job: null, in_flight: null }));
+/** The account's queue state, to read (a fresh empty one, not stored, when the account has none yet). */
+export function queueState(account: Account): Readonly<QueueState> {
+  return queueStateValue.read(account);
+}
+
+/** Change the account's queue state: persisted, and undone with the unit of work under way (see module-state.ts). */
+function changeQueue<R>(account: Account, change: (state: QueueState) => R): R {
+  return queueStateValue.update(account, change);
 }
 
 interface SendJobPayload {
@@ -101,7 +108,7 @@ export class WebhookQueue {
     try {
       const subs = activeSubscriptions(account, event.topic);
       if (!subs.length) return;
-      const state = queueState(account);
+      const ids: string[] = [];
       for (const sub of subs) {
         const delivery: DeliveryRecord = {
           id: account.newId('whe'),
@@ -117,9 +124,9 @@ export class WebhookQueue {
           next_attempt_at: null,
         };
         deliveries(account).insert(delivery);
-        state.queue.push(delivery.id);
+        ids.push(delivery.id);
       }
-      account.changed();
+      changeQueue(account, (state) => state.queue.push(...ids));
       this.kick(account);
     } catch (error) {
       // Recording an event must never fail the API request that caused it.
@@ -141,23 +148,23 @@ export class WebhookQueue {
   }
 
   private schedule(account: Account, at: number, payload: SendJobPayload): void {
-    queueState(account).job = payload.reason;
+    changeQueue(account, (state) => { state.job = payload.reason; });
     this.deps.scheduler.schedule(account, SEND_JOB, at, { ...payload });
   }
 
   private cancelJobs(account: Account): void {
     this.deps.scheduler.cancel(account, (job) => job.kind === SEND_JOB);
-    queueState(account).job = null;
+    changeQueue(account, (state) => { state.job = null; });
   }
 
   /** POST /webhooks/retry: reset the retry counter, unpause, and send in order, 10 per run. */
   resume(account: Account): number {
-    const state = queueState(account);
     this.cancelJobs(account);
-    state.paused = false;
-    state.retry_count = 0;
-    account.changed();
-    const queued = state.queue.length;
+    const queued = changeQueue(account, (state) => {
+      state.paused = false;
+      state.retry_count = 0;
+      return state.queue.length;
+    });
     if (queued) {
       this.schedule(account, account.clock.nowMs(), { reason: 'resume', budget: RETRY_RUN_SIZE });
       void this.deps.scheduler.runDue(account);
@@ -179,18 +186,18 @@ export class WebhookQueue {
         dropDelivery(account, d);
       } else kept.push(id);
     }
-    state.queue = kept;
-    account.changed();
+    if (kept.length === state.queue.length) return;
+    changeQueue(account, (changed) => { changed.queue = kept; });
     if (kept[0] !== head && state.job === 'retry') {
       this.cancelJobs(account);
-      state.retry_count = 0;
+      changeQueue(account, (changed) => { changed.retry_count = 0; });
       this.kick(account);
     }
   }
 
   /** After a restart: note an attempt cut by the shutdown and make sure the queue moves again. */
   private recover(account: Account): void {
-    if (!Object.hasOwn(account.data.state, STATE_KEY)) return;
+    if (!queueStateValue.stored(account)) return;
     const state = queueState(account);
     if (state.in_flight) {
       const d = deliveries(account).get(state.in_flight);
@@ -206,21 +213,21 @@ export class WebhookQueue {
         });
         this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, { ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt', duration_ms: 0 }, at, at);
       }
-      state.in_flight = null;
+      changeQueue(account, (changed) => { changed.in_flight = null; });
     }
     const waiting = account.data.jobs.some((job) => job.kind === SEND_JOB);
-    if (!waiting) state.job = null;
-    account.changed();
+    if (!waiting) changeQueue(account, (changed) => { changed.job = null; });
     if (!waiting && !state.paused && state.queue.length) this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
   }
 
   private async runJob(account: Account, job: JobData): Promise<void> {
     // Jobs of this kind are scheduled only by this queue, always with a SendJobPayload.
     const payload = job.payload as unknown as SendJobPayload;
-    const state = queueState(account);
-    state.job = null;
-    account.changed();
-    if (state.paused) return;
+    const paused = changeQueue(account, (state) => {
+      state.job = null;
+      return state.paused;
+    });
+    if (paused) return;
     await this.pump(account, payload.budget);
   }
 
@@ -241,7 +248,7 @@ export class WebhookQueue {
         const sub = delivery && subscriptions(account).get(delivery.subscription_id);
         const event = delivery && eventOf(account, delivery);
         if (!delivery || !sub || !event || !sub.is_active) {
-          state.queue.shift();
+          changeQueue(account, (changed) => changed.queue.shift());
           if (delivery) dropDelivery(account, delivery);
           continue;
         }
@@ -263,10 +270,9 @@ export class WebhookQueue {
       // Anything else that breaks a run pauses the account (POST /webhooks/retry resumes it): a
       // queue that kicked itself again at once would spin and starve every other request.
       this.deps.log.error({ err: error, account: account.id }, 'webhook delivery run failed; delivery paused');
-      if (current()) state.paused = true;
+      if (current()) changeQueue(account, (changed) => { changed.paused = true; });
     } finally {
       this.pumping.delete(account.id);
-      account.changed();
       // Events recorded while this run was under way (or after a reset cut it short) still need a sender.
       this.kick(this.deps.store.account(account.partnerId, account.environment));
     }
@@ -282,46 +288,49 @@ export class WebhookQueue {
       // Even a 2xx fault fails the attempt: nothing reached the receiver, so the event must stay queued.
       return { ok: false, status_code: fault.status, error: `receiver answered ${fault.status} (scenario fail_delivery)`, duration_ms: 0 };
     }
-    const state = queueState(account);
-    state.in_flight = delivery.id;
-    account.changed();
+    const state = changeQueue(account, (changed) => {
+      changed.in_flight = delivery.id;
+      return changed;
+    });
     const controller = new AbortController();
     this.inFlight.add(controller);
     try {
       return await sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, signal: controller.signal, connections: this.connections }, this.deps.realNow);
     } finally {
       this.inFlight.delete(controller);
-      if (queueState(account) === state) state.in_flight = null;
+      if (queueState(account) === state) changeQueue(account, (changed) => { changed.in_flight = null; });
     }
   }
 
   /** Record an attempt's outcome; on failure schedule the next retry or pause the account. */
   private settle(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: AttemptOutcome, at: string, dropped: boolean): void {
-    const state = queueState(account);
     let next: number | null = null;
     // Through update(), not in place: the data file logs only the objects its collection reports.
     deliveries(account).update(delivery.id, { attempts: delivery.attempts + 1, last_attempt_at: at });
     if (outcome.ok) {
       deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'delivered'), last_error: null, next_attempt_at: null });
       if (!dropped) {
-        state.queue.shift();
-        state.retry_count = 0;
+        changeQueue(account, (state) => {
+          state.queue.shift();
+          state.retry_count = 0;
+        });
       }
     } else if (dropped) {
       deliveries(account).update(delivery.id, { last_error: `${outcome.error}; subscription deleted, not retried` });
     } else {
-      if (state.retry_count < MAX_RETRIES) {
-        state.retry_count += 1;
-        next = account.clock.nowMs() + retryDelayMs(state.retry_count);
-        this.schedule(account, next, { reason: 'retry', budget: RETRY_RUN_SIZE });
-      } else {
+      const retries = changeQueue(account, (state) => {
+        if (state.retry_count < MAX_RETRIES) return (state.retry_count += 1);
         state.paused = true;
+        return null;
+      });
+      if (retries !== null) {
+        next = account.clock.nowMs() + retryDelayMs(retries);
+        this.schedule(account, next, { reason: 'retry', budget: RETRY_RUN_SIZE });
       }
       deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'attempt_failed'), last_error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString() });
     }
     this.logAttempt(account, delivery, event.idempotency_key, outcome, at, next === null ? null : new Date(next).toISOString());
     this.prune(account);
-    account.changed();
     this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error }, 'webhook attempt');
   }
 

@@ -179,13 +179,6 @@ export function lineItems(input: BillLineItemInput[] | undefined, firstSequence 
   });
 }
 
-/** Every rule createBill applies, without creating (accounting sync checks a whole batch first). */
-/** The create checks without creating; `vendorInSync`: the vendor is created earlier in the same accounting sync. */
-export function checkBillInput(account: Account, input: BillInput, { vendorInSync }: { vendorInSync: boolean }): void {
-  if (!vendorInSync) requireVendor(account, input.vendor_id);
-  checkDates(input);
-}
-
 export function createBill(
   _deps: Deps,
   account: Account,
@@ -316,16 +309,19 @@ export function bulk(account: Account, ids: string[], apply: (bill: Bill) => voi
   const results = ids.map((id): BulkResult => {
     const bill = bills(account).get(id);
     if (!bill) return { bill_id: id, success: false, error_reason: 'Bill not found' };
-    const { error_reason } = perItem(() => apply(bill));
+    const { error_reason } = perItem(account, () => apply(bill));
     return { bill_id: id, success: error_reason === null, error_reason };
   });
   return { results };
 }
 
-/** One item of a bulk request: an ApiError becomes its error_reason (the item changes nothing); any other error is thrown. */
-export function perItem<T>(apply: () => T): { value: T; error_reason: null } | { value: null; error_reason: string } {
+/**
+ * One item of a bulk request, as a savepoint of the request's unit of work: an ApiError becomes its
+ * error_reason and undoes what the item wrote; any other error is thrown (and the request undone).
+ */
+export function perItem<T>(account: Account, apply: () => T): { value: T; error_reason: null } | { value: null; error_reason: string } {
   try {
-    return { value: apply(), error_reason: null };
+    return { value: account.transaction(apply), error_reason: null };
   } catch (error) {
     if (error instanceof ApiError) return { value: null, error_reason: error.message };
     throw error;

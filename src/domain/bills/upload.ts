@@ -58,6 +58,14 @@ async function readAndFile(deps: Deps, account: Account, input: UploadInput, act
     if (!extracted.line_items.length) warnings.push('Could not read any line items.');
   }
 
+  // The document is stored first (the only await), then the vendor and the bill are filed in one unit
+  // of work: a bill is never seen without its document, and a failure files nothing.
+  const blobId = account.newId('doc');
+  await room.write(blobId, bytes);
+  return deps.blobs.fileOrRelease(account, blobId, () => account.transaction(() => fileBill(deps, account, input, actor, extracted, warnings, { blob_id: blobId, size: bytes.length })));
+}
+
+function fileBill(deps: Deps, account: Account, input: UploadInput, actor: Actor, extracted: ExtractedData, warnings: string[], stored: { blob_id: string; size: number }) {
   let vendor = findVendorByEmailOrName(account, extracted.vendor_email, extracted.vendor_name);
   if (!vendor) {
     const name = extracted.vendor_name ?? extracted.vendor_email ?? UNKNOWN_VENDOR_NAME;
@@ -82,10 +90,7 @@ async function readAndFile(deps: Deps, account: Account, input: UploadInput, act
     line_items: extracted.line_items,
   }, { source: 'ocr', actor, skipChecks: true });
 
-  const filename = safeFilename(input.filename);
-  const blobId = account.newId('doc');
-  await room.write(blobId, bytes);
-  const path = `bills/${bill.id}/${filename}`;
-  bills(account).update(bill.id, { document: { blob_id: blobId, filename: input.filename, mime_type: input.content_type, path, size: bytes.length } });
+  const path = `bills/${bill.id}/${safeFilename(input.filename)}`;
+  bills(account).update(bill.id, { document: { blob_id: stored.blob_id, filename: input.filename, mime_type: input.content_type, path, size: stored.size } });
   return { bill_id: bill.id, bill_number: bill.number, document_path: path, warnings, extracted_data: extracted };
 }

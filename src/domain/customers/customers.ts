@@ -3,6 +3,7 @@
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
+import { defineStateMap } from '../../store/module-state.js';
 import { defineMachine, transition } from '../machine.js';
 import type { Schema } from '../../schemas.js';
 import { withNulls } from '../views.js';
@@ -36,9 +37,7 @@ export const customerMachine = defineMachine({
 });
 
 /** external_id -> customer id, per account (the real service keeps external ids unique per partner). */
-function externalIds(account: Account): Record<string, string> {
-  return account.state<Record<string, string>>('customer_external_ids', () => ({}));
-}
+const externalIds = defineStateMap<string>('customer_external_ids');
 
 export function getCustomer(account: Account, id: string): Customer {
   return customers(account).require(id, 'customer');
@@ -47,17 +46,14 @@ export function getCustomer(account: Account, id: string): Customer {
 export type CustomerInput = Schema<'CustomerCreateInput'> & { customer_integration_id?: string };
 
 /** The rules of a new customer beyond its schema: an external_id names one customer of the account. */
-export function checkCustomerInput(account: Account, input: CustomerInput): void {
-  // Read without creating the module's state: a refused request writes nothing.
-  if (input.external_id === undefined || !account.hasState('customer_external_ids')) return;
-  if (Object.hasOwn(externalIds(account), input.external_id)) {
+function checkCustomerInput(account: Account, input: CustomerInput): void {
+  if (input.external_id !== undefined && externalIds(account).has(input.external_id)) {
     throw new ApiError(Errors.badRequest, { message: 'This external id is already used', validation_errors: { external_id: 'is already used by another customer' } });
   }
 }
 
 export function createCustomer(deps: Deps, account: Account, input: CustomerInput): Customer {
   checkCustomerInput(account, input);
-  const ids = externalIds(account);
   const now = account.clock.iso();
   const customer = {
     ...withNulls(input, [...CREATE_FIELDS, 'customer_integration_id']),
@@ -67,7 +63,7 @@ export function createCustomer(deps: Deps, account: Account, input: CustomerInpu
     default_payment_method_id: null,
   } as Customer;
   customers(account).insert(customer);
-  if (typeof customer.external_id === 'string') ids[customer.external_id] = customer.id;
+  if (typeof customer.external_id === 'string') externalIds(account).set(customer.external_id, customer.id);
   deps.events.record(account, 'customer_created', customer.id, customerEventData(customer));
   return customer;
 }

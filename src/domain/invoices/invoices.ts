@@ -3,6 +3,7 @@
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
+import { defineStateMap } from '../../store/module-state.js';
 import { customers, type Customer } from '../customers/customers.js';
 import { applyTransition, canTransition, defineMachine } from '../machine.js';
 import { cents, isCents, MAX_AMOUNT } from '../payments/money.js';
@@ -81,12 +82,11 @@ export type InvoiceEvent = (typeof invoiceMachine.events)[number];
 
 export const OVERDUE_JOB = 'invoice.overdue';
 
-function numbers(account: Account): Record<string, string> {
-  return account.state<Record<string, string>>('invoice_numbers', () => ({}));
-}
+/** invoice_number -> invoice id, per account. */
+const numbers = defineStateMap<string>('invoice_numbers');
 
 export function findByNumber(account: Account, number: string): Invoice | undefined {
-  const id = numbers(account)[number];
+  const id = numbers(account).get(number);
   return id ? invoices(account).get(id) : undefined;
 }
 
@@ -141,12 +141,6 @@ function checkedLines(input: InvoiceInput): { lineItems: InvoiceLineItem[]; subT
   return { lineItems, subTotal };
 }
 
-/** The create checks without creating; `customerInSync`: the customer is created earlier in the same accounting sync. */
-export function checkInvoiceInput(account: Account, input: InvoiceInput, { customerInSync = false } = {}): void {
-  if (!customerInSync) requireActiveCustomer(account, input.customer_id);
-  checkedLines(input);
-}
-
 export function createInvoice(deps: Deps, account: Account, input: InvoiceInput, options: { source: InvoiceSource } = { source: 'api' }): Invoice {
   const customer = requireActiveCustomer(account, input.customer_id);
   const { lineItems, subTotal } = checkedLines(input);
@@ -174,7 +168,7 @@ export function createInvoice(deps: Deps, account: Account, input: InvoiceInput,
     pdf: null,
   };
   invoices(account).insert(invoice);
-  numbers(account)[invoice.invoice_number] = invoice.id;
+  numbers(account).set(invoice.invoice_number, invoice.id);
   if (invoice.status === 'UPCOMING') scheduleOverdue(deps, account, invoice);
   deps.events.record(account, 'invoice_created', invoice.id, invoiceEventData(invoice));
   // Every caller then runs autopay (src/domain/payments/payments.ts), which needs this module.

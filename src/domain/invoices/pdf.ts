@@ -47,13 +47,17 @@ export async function uploadInvoicePdf(deps: Deps, account: Account, id: string,
   const room = deps.blobs.reserve(account, bytes.length, input.content !== undefined ? 'content' : 'url');
   const blobId = account.newId('pdf');
   await room.write(blobId, bytes);
-  // Last write wins: the invoice points at the new copy only once it is stored; the copy it replaces is freed.
-  const current = getInvoice(account, id);
-  const path = `pdfs/${current.id}/${blobId}.pdf`;
-  const replaced = current.pdf?.blob_id;
-  invoices(account).update(current.id, { pdf: { blob_id: blobId, path, size: bytes.length, uploaded_at: account.clock.iso() }, updated_at: account.clock.iso() });
+  // Last write wins: the invoice points at the new copy only once it is stored (one unit of work with
+  // its event); the copy it replaces is freed after.
+  const { path, replaced } = await deps.blobs.fileOrRelease(account, blobId, () => account.transaction(() => {
+    const current = getInvoice(account, id);
+    const previous = current.pdf?.blob_id;
+    const stored = `pdfs/${current.id}/${blobId}.pdf`;
+    invoices(account).update(current.id, { pdf: { blob_id: blobId, path: stored, size: bytes.length, uploaded_at: account.clock.iso() }, updated_at: account.clock.iso() });
+    deps.events.record(account, 'invoice_updated', current.id, invoiceEventData(current));
+    return { path: stored, replaced: previous };
+  }));
   if (replaced && replaced !== blobId) await deps.blobs.release(account, replaced);
-  deps.events.record(account, 'invoice_updated', current.id, invoiceEventData(current));
   return { path };
 }
 

@@ -4,6 +4,7 @@
 import type { Deps } from '../../deps.js';
 import { LIMITS } from '../../limits.js';
 import { defineCollection, type Account } from '../../store/store.js';
+import { defineStateMap } from '../../store/module-state.js';
 import { applyTransition, defineMachine } from '../machine.js';
 import { FEES, cents, type MethodKind } from '../payments/money.js';
 import { payments, type Payment } from '../payments/records.js';
@@ -64,9 +65,7 @@ export const PAYOUT_SETTLE_JOB = 'payout.settle';
 
 
 /** Open (scheduled) payout id per customer ("-" for payments without a customer). */
-function openPayouts(account: Account): Record<string, string> {
-  return account.state<Record<string, string>>('open_payouts', () => ({}));
-}
+const openPayouts = defineStateMap<string>('open_payouts');
 
 export interface EntryInput {
   id: string;
@@ -80,7 +79,8 @@ export interface EntryInput {
 export function addToPayout(deps: Deps, account: Account, payment: Payment, input: EntryInput): Payout {
   const key = payment.customer_id ?? '-';
   const open = openPayouts(account);
-  let payout = open[key] ? payouts(account).get(open[key]) : undefined;
+  const openId = open.get(key);
+  let payout = openId ? payouts(account).get(openId) : undefined;
   // A full payout (LIMITS.payoutTransactions) stays as it is; the payment starts another one.
   const isNew = !payout || payout.status !== 'scheduled' || payout.entries.length >= LIMITS.payoutTransactions;
   if (!payout || isNew) {
@@ -99,11 +99,11 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
       entries: [],
       failure_reason: null,
     });
-    open[key] = payout.id;
-    account.changed();
+    open.set(key, payout.id);
     deps.scheduler.schedule(account, PAYOUT_PROCESS_JOB, cutoff, { payout_id: payout.id });
   }
-  payout.entries.push({
+  // A new list, not a push: the stored payout changes only through update (a rollback puts the old list back).
+  const entries: PayoutEntry[] = [...payout.entries, {
     id: input.id,
     payment_id: payment.id,
     invoice_id: payment.invoice_id,
@@ -112,8 +112,8 @@ export function addToPayout(deps: Deps, account: Account, payment: Payment, inpu
     method: payment.payment_method,
     sub_total: cents(input.amount),
     fee: input.fee,
-  });
-  payouts(account).update(payout.id, { ...totals(payout.entries), updated_at: account.clock.iso() });
+  }];
+  payouts(account).update(payout.id, { entries, ...totals(entries), updated_at: account.clock.iso() });
   if (input.direction === 'credit' && payment.payout_id === null) payments(account).update(payment.id, { payout_id: payout.id });
   if (isNew) deps.events.record(account, 'payout_scheduled', payout.id, payoutEventData(payout));
   return payout;
@@ -134,7 +134,7 @@ export function runPayoutProcessJob(deps: Deps, account: Account, payoutId: stri
   if (!payout || payout.status !== 'scheduled') return;
   const open = openPayouts(account);
   const key = payout.customer_id ?? '-';
-  if (open[key] === payout.id) delete open[key];
+  if (open.get(key) === payout.id) open.delete(key);
   movePayout(account, payout, 'process');
   deps.events.record(account, 'payout_processing', payout.id, payoutEventData(payout));
   deps.scheduler.schedule(account, PAYOUT_SETTLE_JOB, startOfCalendarDate(payout.arrival_date), { payout_id: payout.id });

@@ -56,7 +56,7 @@ export function initiateVendorPayments(deps: Deps, account: Account, input: { id
   if (Object.keys(missing).length) throw new ApiError(Errors.missingPayDate, { validation_errors: missing });
   const seen = new Set<string>();
   const results = input.items.map((item): InitiateResult => {
-    const { value: payment, error_reason } = perItem(() => {
+    const { value: payment, error_reason } = perItem(account, () => {
       if (seen.has(item.bill_id)) throw new ApiError(Errors.conflict, { message: 'The bill appears more than once in this request.' });
       seen.add(item.bill_id);
       return startVendorPayment(deps, account, item);
@@ -144,7 +144,7 @@ export function bulkCancelVendorPayments(account: Account, items: Array<{ bill_i
   if (items.length > MAX_BULK_IDS) throw invalidFields({ items: `must hold at most ${MAX_BULK_IDS} items (got ${items.length})` });
   return {
     results: items.map((item): BulkResult => {
-      const { error_reason } = perItem(() => cancelVendorPayment(account, item.bill_id, item.payment_id));
+      const { error_reason } = perItem(account, () => cancelVendorPayment(account, item.bill_id, item.payment_id));
       return { bill_id: item.bill_id, success: error_reason === null, error_reason };
     }),
   };

@@ -143,7 +143,7 @@ function checkTaxIdFree(account: Account, taxId: string | undefined, self?: stri
 }
 
 /** Every rule createVendor applies, without creating (accounting sync checks a whole batch first). */
-export function checkVendorInput(account: Account, input: VendorInput): void {
+function checkVendorInput(account: Account, input: VendorInput): void {
   if (input.bank_account) checkBankAccount(input.bank_account, 'bank_account.');
   checkTaxIdFree(account, input.tax_id);
 }

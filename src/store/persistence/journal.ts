@@ -4,8 +4,7 @@
 //     tombstones cleared (Collection's change callback);
 //   - account(data): this account changed (its clock, counters, due work or module state);
 //   - stateKey(account, key) / stateEntry(account, key, entry): a module state value changed, whole or
-//     one entry of a map (the tracking proxies below call these for today's `Account.state` bag; a typed
-//     module state can call them directly);
+//     one entry of a map (the typed module state of src/store/module-state.ts reports each change);
 //   - accountReset(data), resetAll(), globals().
 // drain() turns that into one batch of log lines, reading every value at that moment, so the cost of an
 // append is the size of what changed, never of what is stored. Objects must change only through
@@ -25,7 +24,7 @@ interface Touched {
   entries: Map<string, Set<string>>;
 }
 
-/** The raw object behind each tracking proxy, so serialising never goes through the traps. */
+/** The raw array behind each jobs tracking proxy, so serialising never goes through the traps. */
 const raw = new WeakMap<object, object>();
 /** Jobs arrays known to be tracked (a new array assigned to `jobs` is not, and is written whole). */
 const trackedJobs = new WeakSet<object>();
@@ -34,12 +33,6 @@ export function rawOf<T>(value: T): T {
   return (value && typeof value === 'object' ? (raw.get(value) as T | undefined) : undefined) ?? value;
 }
 
-/** A module state as plain data (for a snapshot). */
-export function rawState(state: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(rawOf(state))) out[key] = rawOf(value);
-  return out;
-}
 
 export class Journal {
   private ops: Op[] = [];
@@ -129,13 +122,8 @@ export class Journal {
     this.globalsDirty = true;
   }
 
-  /**
-   * Make `data.state` and `data.jobs` report their own changes: each state value that is an object is
-   * wrapped in a proxy that reports a set or deleted entry (a map of ids, say) as that entry alone, and
-   * the whole key when a nested object is read (it may be edited in place) or the value is an array.
-   */
+  /** Make `data.jobs` report its own changes (module state reports through stateKey/stateEntry). */
   track(data: AccountData): void {
-    if (!raw.has(data.state)) data.state = this.stateProxy(data, data.state);
     this.trackJobs(data);
   }
 
@@ -153,58 +141,6 @@ export class Journal {
     raw.set(proxy, target);
     trackedJobs.add(proxy);
     data.jobs = proxy;
-  }
-
-  private stateProxy(data: AccountData, state: Record<string, unknown>): Record<string, unknown> {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the proxy handler's methods have their own `this` (the handler)
-    const journal = this;
-    const target: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(state)) target[key] = this.valueProxy(data, key, rawOf(value));
-    const proxy = new Proxy(target, {
-      set(t, key, value) {
-        if (typeof key !== 'string') return false;
-        t[key] = journal.valueProxy(data, key, rawOf(value));
-        journal.stateKey(data, key);
-        return true;
-      },
-      deleteProperty(t, key) {
-        if (typeof key !== 'string') return false;
-        delete t[key];
-        journal.stateKey(data, key);
-        return true;
-      },
-    });
-    raw.set(proxy, target);
-    return proxy;
-  }
-
-  private valueProxy(data: AccountData, key: string, value: unknown): unknown {
-    if (!value || typeof value !== 'object') return value;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the proxy handler's methods have their own `this` (the handler)
-    const journal = this;
-    const isArray = Array.isArray(value);
-    const whole = () => journal.stateKey(data, key);
-    const proxy = new Proxy(value as Record<PropertyKey, unknown>, {
-      get(t, p, receiver) {
-        const v = Reflect.get(t, p, receiver);
-        if (v && typeof v === 'object') whole();
-        return v;
-      },
-      set(t, p, v) {
-        t[p] = v;
-        if (isArray || typeof p !== 'string' || (v && typeof v === 'object')) whole();
-        else journal.stateEntry(data, key, p);
-        return true;
-      },
-      deleteProperty(t, p) {
-        delete t[p];
-        if (isArray || typeof p !== 'string') whole();
-        else journal.stateEntry(data, key, p);
-        return true;
-      },
-    });
-    raw.set(proxy, value);
-    return proxy;
   }
 
   /**

@@ -18,7 +18,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Adapter } from 'lowdb';
 import type { StoreData } from '../store.js';
 import { FORMAT, LOG_FORMAT, VERSION, type SnapshotHeader } from './format.js';
-import { Journal, rawOf, rawState } from './journal.js';
+import { Journal, rawOf } from './journal.js';
 import { listSegments, readDataFile, segmentPath } from './read.js';
 
 export interface LogFileOptions {
@@ -188,7 +188,7 @@ export class LogFile implements Adapter<StoreData> {
       header: JSON.stringify(header),
       accounts: Object.values(data.accounts).map((account) => ({
         id: account.id,
-        line: JSON.stringify({ t: 'account', v: { ...account, collections: {}, jobs: rawOf(account.jobs), state: rawState(account.state) } }),
+        line: JSON.stringify({ t: 'account', v: { ...account, collections: {}, jobs: rawOf(account.jobs), state: account.state } }),
         collections: Object.entries(account.collections).map(([name, c]) => ({
           name, base: c.base ?? 0, epoch: c.epoch ?? 0, order: c.order.slice(), items: c.items,
         })),

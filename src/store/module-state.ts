@@ -1,0 +1,160 @@
+// Owns typed module state: what a module keeps on each account that is not a collection of objects
+// (the webhook queue, external ids, idempotency keys, scenario counters...). A module declares its
+// state once, with its type and key, and reaches it only through the accessor declared here:
+//   - defineStateMap<V>(key): a map of entries (external id -> customer id, say). Each set or delete is
+//     reported to persistence as that entry alone, and undone entry by entry if the unit of work under
+//     way rolls back; a read never creates the map.
+//   - defineStateValue<T>(key, initial): one value, changed only inside `update`. The first update in a
+//     unit of work keeps a copy to put back on a rollback, so these values must stay small (each has a
+//     cap in LIMITS); a read never stores the initial value.
+// Both report their own changes (no module calls `changed()` for its state), and both keep the data
+// file's format: `state[key]` is the map or the value, as plain JSON.
+import type { Account } from './store.js';
+
+export interface StateMap<V> {
+  get(entry: string): V | undefined;
+  has(entry: string): boolean;
+  set(entry: string, value: V): void;
+  delete(entry: string): void;
+  /** Entries in insertion order (for bulk work: a restart's sweep, a migration; never per request). */
+  entries(): Array<[string, V]>;
+}
+
+export interface StateValue<T> {
+  /** Whether the account has this state stored (some update happened). */
+  stored(account: Account): boolean;
+  /** The stored value, or a fresh initial one that is not stored: reading writes nothing. */
+  read(account: Account): Readonly<T>;
+  /**
+   * Change the value (stored first if it was not): persisted, and undone if the unit of work rolls
+   * back, by putting back a copy taken before its first change, or by `undo` when given (a cheap
+   * inverse for a big value: an append undone by a pop).
+   */
+  update<R>(account: Account, change: (value: T) => R, undo?: (value: T) => void): R;
+}
+
+/** A map of entries per account, kept at `state[key]`. */
+export function defineStateMap<V>(key: string): (account: Account) => StateMap<V> {
+  return (account) => new AccountStateMap<V>(account, key);
+}
+
+class AccountStateMap<V> implements StateMap<V> {
+  constructor(private readonly account: Account, private readonly key: string) {}
+
+  private stored(): Record<string, V> | undefined {
+    const state = this.account.data.state;
+    return Object.hasOwn(state, this.key) ? (state[this.key] as Record<string, V>) : undefined;
+  }
+
+  get(entry: string): V | undefined {
+    const map = this.stored();
+    // Own entries only: an entry such as "constructor" or "__proto__" is just an entry.
+    return map && Object.hasOwn(map, entry) ? map[entry] : undefined;
+  }
+
+  has(entry: string): boolean {
+    const map = this.stored();
+    return Boolean(map && Object.hasOwn(map, entry));
+  }
+
+  set(entry: string, value: V): void {
+    const map = this.stored() ?? createState<Record<string, V>>(this.account, this.key, {});
+    const had = Object.hasOwn(map, entry);
+    const previous = map[entry];
+    setOwn(map, entry, value);
+    this.account.stateChanged(this.key, entry);
+    this.account.undoable(() => {
+      if (had) setOwn(map, entry, previous);
+      else delete map[entry];
+      this.account.stateChanged(this.key, entry);
+    });
+  }
+
+  delete(entry: string): void {
+    const map = this.stored();
+    if (!map || !Object.hasOwn(map, entry)) return;
+    const previous = map[entry];
+    delete map[entry];
+    this.account.stateChanged(this.key, entry);
+    this.account.undoable(() => {
+      setOwn(map, entry, previous);
+      this.account.stateChanged(this.key, entry);
+    });
+  }
+
+  entries(): Array<[string, V]> {
+    return Object.entries(this.stored() ?? {});
+  }
+}
+
+/** One value per account, kept at `state[key]`. */
+export function defineStateValue<T>(key: string, initial: () => T): StateValue<T> {
+  return {
+    stored: (account) => Object.hasOwn(account.data.state, key),
+    read(account) {
+      const state = account.data.state;
+      return Object.hasOwn(state, key) ? (state[key] as T) : initial();
+    },
+    update(account, change, undo) {
+      const state = account.data.state;
+      let value: T;
+      if (Object.hasOwn(state, key) && undo) {
+        value = state[key] as T;
+        account.undoable(() => {
+          if (state[key] !== value) return;
+          undo(value);
+          account.stateChanged(key);
+        });
+      } else if (Object.hasOwn(state, key)) {
+        value = state[key] as T;
+        // A copy is taken once per unit of work, before its first change, and put back in place (the
+        // same object: a module may hold it across an await) if the work rolls back.
+        account.undoableOnce(`state ${key}`, () => {
+          const copy = structuredClone(value);
+          return () => {
+            if (state[key] !== value) return;
+            restoreInPlace(value, copy);
+            account.stateChanged(key);
+          };
+        });
+      } else {
+        value = createState(account, key, initial());
+        // Made by this unit of work: createState's inverse removes it, no copy needed.
+        account.undoableOnce(`state ${key}`, () => () => undefined);
+      }
+      const result = change(value);
+      account.stateChanged(key);
+      return result;
+    },
+  };
+}
+
+/** Store a module's state for the first time; a rollback of the unit of work under way removes it. */
+function createState<T>(account: Account, key: string, value: T): T {
+  const state = account.data.state;
+  state[key] = value;
+  account.stateChanged(key);
+  account.undoable(() => {
+    if (state[key] !== value) return;
+    delete state[key];
+    account.stateChanged(key);
+  });
+  return value;
+}
+
+/** Put a copy's content back into the object (or array) it was taken from. */
+function restoreInPlace(target: unknown, copy: unknown): void {
+  if (Array.isArray(target) && Array.isArray(copy)) {
+    target.length = 0;
+    for (const item of copy) target.push(item);
+  } else if (target && copy && typeof target === 'object' && typeof copy === 'object') {
+    const object = target as Record<string, unknown>;
+    for (const name of Object.keys(object)) delete object[name];
+    Object.assign(object, copy);
+  }
+}
+
+/** Assignment would change the prototype for "__proto__": define the entry instead. */
+function setOwn<V>(map: Record<string, V>, entry: string, value: V): void {
+  Object.defineProperty(map, entry, { value, enumerable: true, writable: true, configurable: true });
+}

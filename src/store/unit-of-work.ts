@@ -1,0 +1,81 @@
+// Owns the unit of work of one account: what a request (or a due job, a fixture load, a batch) wrote,
+// so that it either all stays or all goes. Writes are applied to the account's data as they happen
+// (reads inside the work see them, and the store's indexes stay exact), each with its inverse kept
+// here; a thrown error runs the inverses newest first, so a refused request leaves the account as it
+// found it. What others may observe (the persistence journal's record of a change, recorded events
+// and the webhook jobs their listeners schedule, the clearing of tombstones) waits for the commit
+// and is dropped by a rollback.
+//
+// A unit of work is synchronous: work that awaits (an upload reading a PDF) commits what it wrote
+// before its first await, and opens its own unit of work for what it writes after (see
+// Account.transaction). Between two awaits nothing else runs, so a synchronous unit of work is also
+// isolated: no other request can see its writes before it commits.
+
+export class UnitOfWork {
+  private readonly inverses: Array<() => void> = [];
+  private readonly commits: Array<() => void> = [];
+  private readonly onceKeys = new Set<string>();
+  private readonly undoKeys = new Set<string>();
+  private done = false;
+
+  /** Run `inverse` if the work is rolled back (inverses run newest first). */
+  undo(inverse: () => void): void {
+    this.inverses.push(inverse);
+  }
+
+  /** The same as undo, once per key: `make` is called the first time only (to take a copy before a first change). */
+  undoOnce(key: string, make: () => () => void): void {
+    if (this.undoKeys.has(key)) return;
+    this.undoKeys.add(key);
+    this.inverses.push(make());
+  }
+
+  /** Run `effect` once the work commits; dropped by a rollback. */
+  afterCommit(effect: () => void): void {
+    this.commits.push(effect);
+  }
+
+  /** The same as afterCommit, once per key (a collection's tombstone clearing, say). */
+  afterCommitOnce(key: string, effect: () => void): void {
+    if (this.onceKeys.has(key)) return;
+    this.onceKeys.add(key);
+    this.commits.push(effect);
+  }
+
+  /** Take over what an inner unit of work (a savepoint) wrote, as it returned: it commits or rolls back with this one. */
+  absorb(inner: UnitOfWork): void {
+    inner.finish();
+    for (const inverse of inner.inverses) this.inverses.push(inverse);
+    for (const effect of inner.commits) this.commits.push(effect);
+    for (const key of inner.onceKeys) this.onceKeys.add(key);
+    for (const key of inner.undoKeys) this.undoKeys.add(key);
+  }
+
+  /** Undo everything written, newest first, and drop the effects. */
+  rollback(): void {
+    this.finish();
+    for (let i = this.inverses.length - 1; i >= 0; i--) this.inverses[i]();
+  }
+
+  /**
+   * Keep everything written and run the effects, in the order they were asked for. An effect that
+   * throws (a listener) does not stop the others; the first error is thrown after all ran.
+   */
+  commit(): void {
+    this.finish();
+    let failure: { error: unknown } | undefined;
+    for (const effect of this.commits) {
+      try {
+        effect();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
+  }
+
+  private finish(): void {
+    if (this.done) throw new Error('unit of work finished twice');
+    this.done = true;
+  }
+}
