@@ -45,6 +45,7 @@ import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
 import { streamFeature } from './stream/feature.js';
 import { startLegacyKeys } from './store/idempotency.js';
+import { retireStateKeys } from './store/module-state.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
@@ -94,7 +95,9 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   };
   store.events.on('writeFailed', (error) => log.error({ err: error, file: full.dataFile }, 'writing the data file failed'));
   for (const feature of FEATURES) feature.install?.(deps);
+  // Data written by earlier versions: legacy idempotency keys start their time, retired state goes.
   startLegacyKeys(store.allAccounts());
+  retireStateKeys(store.allAccounts());
   // --fixtures: made through the domain functions, so every feature must be installed first.
   await loadStartFixtures(deps);
   return deps;

@@ -50,6 +50,14 @@ describe('customers', () => {
     expect(list.body.data.map((c: { name: string }) => c.name)).toEqual(['A']);
   });
 
+  it('treats an external_id spelled "null" as any other, apart from customers without one', async () => {
+    await api.post('/customers', { name: 'No external id' }).expect(201);
+    await api.post('/customers', { name: 'Null text', external_id: 'null' }).expect(201);
+    const again = await api.post('/customers', { name: 'Null text again', external_id: 'null' });
+    expect(again.status).toBe(400);
+    expect(again.body.validation_errors).toEqual({ external_id: 'is already used by another customer' });
+  });
+
   it('names the offending fields of an invalid body and changes nothing', async () => {
     const res = await api.post('/customers', { name: 42, email: 'not-an-email', nickname: 'x' });
     expect(res.status).toBe(400);

@@ -130,6 +130,11 @@ describe('a version 1 data file (the previous release)', () => {
     const again = await setup({ dataFile: file });
     const client = again.as(await again.token());
     expect((await client.get('/customers')).body.data).toHaveLength(4);
+    // The external-id map that version kept is gone (an index on customers now): dropped at start, and
+    // the external ids are still unique.
+    const state = again.deps.store.account('ptn_default', 'production').data.state;
+    expect(state).not.toHaveProperty('customer_external_ids');
+    await client.post('/customers', { name: 'Taken again', external_id: 'v1-ext-2' }).expect(400);
     await again.deps.store.close();
   });
 });

@@ -85,7 +85,7 @@ export class Collection<T extends { id: string }> {
     const base = this.base;
     this.data.order.forEach((id, i) => {
       const item = this.data.items[id];
-      if (item) pushTo(index, String(item[field]), base + i);
+      if (item) pushTo(index, indexKey(item[field]), base + i);
     });
     this.indexes.set(field, index);
     return this;
@@ -120,7 +120,7 @@ export class Collection<T extends { id: string }> {
     this.data.items[item.id] = item;
     this.live += 1;
     this.positions.set(item.id, position);
-    for (const [field, index] of this.indexes) pushTo(index, String(item[field as keyof T]), position);
+    for (const [field, index] of this.indexes) pushTo(index, indexKey(item[field as keyof T]), position);
     this.report({ kind: 'insert', item }, () => this.undoInsert(item));
     return item;
   }
@@ -142,7 +142,7 @@ export class Collection<T extends { id: string }> {
     this.live -= 1;
     this.positions.delete(item.id);
     for (const [field, index] of this.indexes) {
-      const key = String(item[field as keyof T]);
+      const key = indexKey(item[field as keyof T]);
       const list = index.get(key);
       if (list?.[list.length - 1] === position) list.pop();
       if (list && !list.length) index.delete(key);
@@ -180,8 +180,8 @@ export class Collection<T extends { id: string }> {
     const moved: Array<[Map<string, number[]>, string, string]> = [];
     for (const [field, index] of this.indexes) {
       if (!Object.hasOwn(changes, field)) continue;
-      const before = String(item[field as keyof T]);
-      const after = String(changes[field as keyof T]);
+      const before = indexKey(item[field as keyof T]);
+      const after = indexKey(changes[field as keyof T]);
       if (before !== after) moved.push([index, before, after]);
     }
     Object.assign(item, changes);
@@ -278,6 +278,12 @@ export class Collection<T extends { id: string }> {
       for (const field of [...this.indexes.keys()]) this.indexBy(field as keyof T & string);
       this.onChange({ kind: 'compact', epoch: this.data.epoch, order: kept });
     }
+  }
+
+  /** The newest stored object whose indexed `field` is `value` (a unique field: an external id, a number). */
+  findBy(field: keyof T & string, value: string): T | undefined {
+    for (const item of this.newest({ field, value })) if (item[field] === value) return item;
+    return undefined;
   }
 
   /** Objects newest first, lazily: callers stop when they have what they need. */
@@ -411,6 +417,11 @@ function lowerBound(positions: Positions, value: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** An object's key in an index: its field's text; absent and null share one key no text can equal. */
+function indexKey(value: unknown): string {
+  return value === null || value === undefined ? '\u0000' : String(value);
 }
 
 function pushTo(index: Map<string, number[]>, key: string, position: number): void {

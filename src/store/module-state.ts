@@ -158,3 +158,18 @@ function restoreInPlace(target: unknown, copy: unknown): void {
 function setOwn<V>(map: Record<string, V>, entry: string, value: V): void {
   Object.defineProperty(map, entry, { value, enumerable: true, writable: true, configurable: true });
 }
+
+/** State keys an earlier version kept that are now indexes on collections (customers' external_id, invoice numbers). */
+const RETIRED_KEYS = ['customer_external_ids', 'invoice_numbers'];
+
+/** At start: drop the retired keys from data an earlier version wrote. */
+export function retireStateKeys(accounts: Iterable<Account>): void {
+  for (const account of accounts) {
+    const state = account.data.state;
+    for (const key of RETIRED_KEYS) {
+      if (!Object.hasOwn(state, key)) continue;
+      delete state[key];
+      account.stateChanged(key);
+    }
+  }
+}

@@ -3,7 +3,6 @@
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
-import { defineStateMap } from '../../store/module-state.js';
 import { defineMachine, transition } from '../machine.js';
 import type { Schema } from '../../schemas.js';
 import { withNulls } from '../views.js';
@@ -24,7 +23,8 @@ const VIEW_FIELDS = ['id', 'created_at', 'status', ...CREATE_FIELDS, 'default_pa
 /** Users belong to one customer; the API view leaves the owner out. */
 export type CustomerUser = Schema<'CustomerUser'> & { customer_id: string };
 
-export const customers = defineCollection<Customer>('customers');
+/** external_id is indexed: it names one customer of the account (the real service keeps external ids unique per partner). */
+export const customers = defineCollection<Customer>('customers', ['external_id']);
 export const customerUsers = defineCollection<CustomerUser>('customer_users', ['customer_id']);
 
 // The spec lists 400 (not 409) for archive and restore, so an illegal move here answers 400.
@@ -36,8 +36,6 @@ export const customerMachine = defineMachine({
   refusal: Errors.invalidState400,
 });
 
-/** external_id -> customer id, per account (the real service keeps external ids unique per partner). */
-const externalIds = defineStateMap<string>('customer_external_ids');
 
 export function getCustomer(account: Account, id: string): Customer {
   return customers(account).require(id, 'customer');
@@ -47,7 +45,7 @@ export type CustomerInput = Schema<'CustomerCreateInput'> & { customer_integrati
 
 /** The rules of a new customer beyond its schema: an external_id names one customer of the account. */
 function checkCustomerInput(account: Account, input: CustomerInput): void {
-  if (input.external_id !== undefined && externalIds(account).has(input.external_id)) {
+  if (input.external_id !== undefined && customers(account).findBy('external_id', input.external_id)) {
     throw new ApiError(Errors.badRequest, { message: 'This external id is already used', validation_errors: { external_id: 'is already used by another customer' } });
   }
 }
@@ -63,7 +61,6 @@ export function createCustomer(deps: Deps, account: Account, input: CustomerInpu
     default_payment_method_id: null,
   } as Customer;
   customers(account).insert(customer);
-  if (typeof customer.external_id === 'string') externalIds(account).set(customer.external_id, customer.id);
   deps.events.record(account, 'customer_created', customer.id, customerEventData(customer));
   return customer;
 }

@@ -3,7 +3,6 @@
 import type { Deps } from '../../deps.js';
 import { ApiError, Errors, invalidFields } from '../../errors.js';
 import { defineCollection, type Account } from '../../store/store.js';
-import { defineStateMap } from '../../store/module-state.js';
 import { customers, type Customer } from '../customers/customers.js';
 import { applyTransition, canTransition, defineMachine } from '../machine.js';
 import { cents, isCents, MAX_AMOUNT } from '../payments/money.js';
@@ -59,7 +58,7 @@ export interface InvoiceInput {
   line_items: Array<{ description?: string; quantity?: number; amount: number }>;
 }
 
-export const invoices = defineCollection<Invoice>('invoices', ['customer_id', 'status']);
+export const invoices = defineCollection<Invoice>('invoices', ['customer_id', 'status', 'invoice_number']);
 
 // The spec names the states but not the moves; these follow the money. Archive of a paid or
 // in-flight invoice is refused with 400 (the spec lists 400 for archive and restore).
@@ -82,12 +81,9 @@ export type InvoiceEvent = (typeof invoiceMachine.events)[number];
 
 export const OVERDUE_JOB = 'invoice.overdue';
 
-/** invoice_number -> invoice id, per account. */
-const numbers = defineStateMap<string>('invoice_numbers');
 
 export function findByNumber(account: Account, number: string): Invoice | undefined {
-  const id = numbers(account).get(number);
-  return id ? invoices(account).get(id) : undefined;
+  return invoices(account).findBy('invoice_number', number);
 }
 
 export function getInvoice(account: Account, id: string): Invoice {
@@ -168,7 +164,6 @@ export function createInvoice(deps: Deps, account: Account, input: InvoiceInput,
     pdf: null,
   };
   invoices(account).insert(invoice);
-  numbers(account).set(invoice.invoice_number, invoice.id);
   if (invoice.status === 'UPCOMING') scheduleOverdue(deps, account, invoice);
   deps.events.record(account, 'invoice_created', invoice.id, invoiceEventData(invoice));
   // Every caller then runs autopay (src/domain/payments/payments.ts), which needs this module.
