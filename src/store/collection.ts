@@ -421,7 +421,9 @@ function lowerBound(positions: Positions, value: number): number {
 
 /** An object's key in an index: its field's text; absent and null share one key no text can equal. */
 function indexKey(value: unknown): string {
-  return value === null || value === undefined ? '\u0000' : String(value);
+  if (value === null || value === undefined) return '\u0000';
+  // Indexed fields hold strings, numbers or booleans (ids, statuses, keys): their text is the key.
+  return typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean);
 }
 
 function pushTo(index: Map<string, number[]>, key: string, position: number): void {
