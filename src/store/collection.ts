@@ -423,7 +423,8 @@ function lowerBound(positions: Positions, value: number): number {
 function indexKey(value: unknown): string {
   if (value === null || value === undefined) return '\u0000';
   // Indexed fields hold strings, numbers or booleans (ids, statuses, keys): their text is the key.
-  return typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean);
+  if (typeof value === 'string') return value;
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
 function pushTo(index: Map<string, number[]>, key: string, position: number): void {
