@@ -94,6 +94,10 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
     services: new ServiceRegistry(),
   };
   store.events.on('writeFailed', (error) => log.error({ err: error, file: full.dataFile }, 'writing the data file failed'));
+  // A full reset's first steps: the default partner and its keys again, and fresh rate limits
+  // (features add theirs when installed, after these: fixtures load into the default partner).
+  store.onResetAll(() => partners.ensureDefault(full.credentials));
+  store.onResetAll(() => deps.rateLimiter.reset());
   for (const feature of FEATURES) feature.install?.(deps);
   // Data written by earlier versions: legacy idempotency keys start their time, retired state goes.
   startLegacyKeys(store.allAccounts());

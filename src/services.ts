@@ -24,8 +24,6 @@ export interface Services {
   'pdf.fetchOptions': Partial<FetchOptions>;
   /** The --fixtures document, loaded again after a full reset. */
   startFixtures: FixtureDocument;
-  /** Work every request waits for first (fixtures reloading after a full reset). */
-  pendingWork: Promise<unknown>;
 }
 
 export type ServiceName = keyof Services;

@@ -173,7 +173,12 @@ describe('--fixtures demo', () => {
     const box = await setup({ fixtures: 'demo', seed: 'reset' });
     const before = (await all(box.as(await box.token()), '/customers')).map((c) => c.id);
     await box.as(await box.token()).post('/customers', { name: 'Added later' }).expect(201);
-    await box.http.post('/_sandbox/reset').expect(200);
+    // The reset answers once its steps are done: the dataset is in the store before any other request.
+    const answered = await box.http.post('/_sandbox/reset').expect(200);
+    expect(answered.body).toEqual({ reset: 'all' });
+    expect(box.deps.store.resetting).toBeUndefined();
+    const stored = box.deps.store.data.accounts['ptn_default:production'].collections.customers;
+    expect(Object.keys(stored.items).sort()).toEqual([...before].sort());
     const after = (await all(box.as(await box.token()), '/customers')).map((c) => c.id);
     expect(after).toEqual(before);
     const token = await box.token();

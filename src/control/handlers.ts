@@ -90,14 +90,13 @@ function newestFirst(jobs: readonly FailedJob[]): FailedJob[] {
   return [...jobs].reverse();
 }
 
-const reset: Handler<'sandboxReset'> = ({ deps, account, principal }) => {
+const reset: Handler<'sandboxReset'> = async ({ deps, account, principal }) => {
   if ((principal as ControlPrincipal).explicit) {
     account.reset();
     return ok({ reset: 'account' });
   }
-  deps.store.resetAll();
-  deps.partners.ensureDefault(deps.config.credentials);
-  deps.rateLimiter.reset();
+  // Answered once every reset step is done (the default partner, fixtures loaded again).
+  await deps.store.resetAll();
   return ok({ reset: 'all' });
 };
 

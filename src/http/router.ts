@@ -30,9 +30,6 @@ export interface RequestState {
 /** A security scheme's check: the principal (or true: passed, no principal), synchronously when it can; throws or rejects to refuse. */
 export type SecurityHandler = (c: Context, state: RequestState) => Principal | true | Promise<Principal | true>;
 
-/** A service name: work every request waits for first (fixtures reloading after a full reset). */
-export const PENDING_WORK = 'pendingWork';
-
 /** Something that may answer before the handler runs (forced responses, scenario rules). */
 export type Interceptor = (ctx: RequestContext, operation: Operation) => Promise<Reply | undefined> | Reply | undefined;
 
@@ -108,8 +105,8 @@ export class OperationRouter {
    */
   async handle(req: Request, res: Response, environment: Environment, path: string): Promise<void> {
     const { deps } = this.options;
-    const pending = deps.services.get(PENDING_WORK);
-    if (pending) await pending;
+    // A full reset's steps (fixtures loading again) finish before any request is answered.
+    if (deps.store.resetting) await deps.store.resetting;
     const found = this.matcher.match(req.method, path);
     const operation = typeof found === 'number' ? undefined : found.operation;
     const state = exchange(res);

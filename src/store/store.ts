@@ -212,8 +212,26 @@ export interface StoreOptions {
   compactMinBytes?: number;
 }
 
+/** What the store tells its listeners, synchronously, as it happens. */
+export interface StoreEvents {
+  /** An account was first reached in this process. */
+  accountOpened: [Account];
+  /** An account went back to empty (Account.reset). */
+  accountReset: [Account];
+  /** Everything went back to the start state (resetAll), before its steps run. */
+  storeReset: [];
+  /** A write of the data file failed (it is retried by the next change). */
+  writeFailed: [unknown];
+}
+
+/** A step of a full reset (the default partner made again, fixtures loaded again...): may be awaited. */
+export type ResetStep = () => void | Promise<void>;
+
 export class Store {
-  readonly events = new EventEmitter();
+  readonly events = new EventEmitter<StoreEvents>();
+  private readonly resetSteps: ResetStep[] = [];
+  /** A full reset whose steps are still under way: every request waits for it first (see OperationRouter). */
+  resetting: Promise<void> | undefined;
   private readonly accounts = new Map<string, Account>();
   private flushTimer: NodeJS.Timeout | undefined;
   /** The file write under way, and how many changes it holds. */
@@ -292,14 +310,34 @@ export class Store {
     for (const data of Object.values(this.db.data.accounts)) yield this.account(data.partner_id, data.environment);
   }
 
-  /** Everything back to the start state, keeping the seed and the signing key. */
-  resetAll(): void {
+  /** Add a step to every full reset; steps run in the order they were added (see resetAll). */
+  onResetAll(step: ResetStep): void {
+    this.resetSteps.push(step);
+  }
+
+  /**
+   * Everything back to the start state, keeping the seed and the signing key; then the reset steps,
+   * in order (steps that do not wait run back to back, before anything else can). Resolves once the
+   * last step is done; until then `resetting` holds it, and requests wait for it.
+   */
+  resetAll(): Promise<void> {
     const meta = this.db.data.meta;
     this.db.data = { ...freshData(meta.seed), meta };
     this.accounts.clear();
     this.log?.journal.resetAll();
     this.changed();
     this.events.emit('storeReset');
+    const steps = (async () => {
+      for (const step of this.resetSteps) {
+        const waiting = step();
+        if (waiting) await waiting;
+      }
+    })();
+    const done: Promise<void> = steps.finally(() => {
+      if (this.resetting === done) this.resetting = undefined;
+    });
+    this.resetting = done;
+    return done;
   }
 
   /**

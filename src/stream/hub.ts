@@ -102,8 +102,8 @@ export class StreamHub {
     activity.on('clock', safe((account) => this.publish(account, 'clock', { now: account.clock.iso(), offset_seconds: account.clock.offsetMs / 1000 })));
     // A reset wipes the account's subscriptions: the forwarders of its open streams are made again.
     store.events.on('accountReset', (account: Account) => this.refreshForwarders((c) => c.accountId === account.id));
-    // After a full reset the default partner is made again by the same request, after this event.
-    store.events.on('storeReset', () => queueMicrotask(() => this.refreshForwarders(() => true)));
+    // After a full reset, once the default partner is made again (a reset step).
+    store.onResetAll(() => this.refreshForwarders(() => true));
   }
 
   get open(): number {
