@@ -66,6 +66,8 @@ export class Collection<T extends { id: string }> {
     private readonly onChange: (change: CollectionChange) => void,
     /** The account's unit of work under way: writes are undone if it rolls back, reported when it commits. */
     private readonly work: () => UnitOfWork | undefined = () => undefined,
+    /** Store the collection's data in its account, on its first insert (absent: it is stored already). */
+    private attach?: () => void,
   ) {
     const base = this.base;
     data.order.forEach((id, i) => {
@@ -115,6 +117,10 @@ export class Collection<T extends { id: string }> {
 
   insert(item: T): T {
     if (this.positions.has(item.id)) throw new Error(`duplicate id ${item.id} in ${this.name}`);
+    if (this.attach) {
+      this.attach();
+      this.attach = undefined;
+    }
     const position = this.base + this.data.order.length;
     this.data.order.push(item.id);
     this.data.items[item.id] = item;

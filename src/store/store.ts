@@ -92,21 +92,24 @@ export class Account {
   collection<T extends { id: string }>(name: string, indexes: ReadonlyArray<keyof T & string> = []): Collection<T> {
     let found = this.collections.get(name) as Collection<T> | undefined;
     if (!found) {
-      const created = !Object.hasOwn(this.data.collections, name);
-      const data = (this.data.collections[name] ??= { items: {}, order: [] }) as CollectionData<T>;
-      found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change), () => this.work);
+      const collections = this.data.collections;
+      const stored = Object.hasOwn(collections, name);
+      // A collection not stored yet is kept aside until its first insert: reading writes nothing.
+      const data = (stored ? collections[name] : { items: {}, order: [] }) as CollectionData<T>;
+      const attach = stored ? undefined : () => {
+        if (Object.hasOwn(this.data.collections, name)) return;
+        this.data.collections[name] = data;
+        // Stored by work that is rolled back: it was never there (its inserts are undone too).
+        this.work?.undo(() => {
+          if (this.data.collections[name] === data) delete this.data.collections[name];
+          this.collections.delete(name);
+        });
+      };
+      found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change), () => this.work, attach);
       for (const field of indexes) found.indexBy(field);
       this.collections.set(name, found);
-      // A collection first reached by work that is rolled back was never there.
-      if (created) this.work?.undo(() => this.forgetCollection(name, data));
     }
     return found;
-  }
-
-  private forgetCollection(name: string, data: CollectionData<unknown>): void {
-    if (this.data.collections[name] !== data) return;
-    delete this.data.collections[name];
-    this.collections.delete(name);
   }
 
   /**
@@ -297,7 +300,9 @@ export class Store {
     const id = accountId(partnerId, environment);
     let account = this.accounts.get(id);
     if (!account) {
-      const data = (this.db.data.accounts[id] ??= emptyAccount(id, partnerId, environment));
+      // An account not stored yet is kept aside until its first change (see attach): a request that
+      // only reads, or is refused, leaves no trace of it.
+      const data = this.db.data.accounts[id] ?? emptyAccount(id, partnerId, environment);
       account = new Account(data, this, this.options.realNow);
       this.accounts.set(id, account);
       this.events.emit('accountOpened', account);
@@ -347,6 +352,7 @@ export class Store {
    * one waits for are gathered for `flushDelayMs` first.
    */
   changed(account?: Account): void {
+    if (account) this.attach(account);
     if (!this.log) return;
     if (account) this.log.journal.account(account.data);
     else this.log.journal.globals();
@@ -356,6 +362,7 @@ export class Store {
 
   /** An object of one of the account's collections was inserted, updated or deleted (Collection's callback). */
   recordChange(account: Account, collection: string, change: CollectionChange): void {
+    this.attach(account);
     if (!this.log) return;
     this.log.journal.record(account.data, collection, change);
     this.changes += 1;
@@ -364,11 +371,27 @@ export class Store {
 
   /** A module's state changed (Account.stateChanged). */
   stateChanged(account: Account, key: string, entry?: string): void {
+    this.attach(account);
     if (!this.log) return;
     if (entry === undefined) this.log.journal.stateKey(account.data, key);
     else this.log.journal.stateEntry(account.data, key, entry);
     this.changes += 1;
     this.writeLater();
+  }
+
+  /**
+   * Store an account kept aside since it was first reached (Store.account), at its first change.
+   * Inside a unit of work that is rolled back, it goes back aside with the rest.
+   */
+  private attach(account: Account): void {
+    const accounts = this.db.data.accounts;
+    if (accounts[account.id] === account.data) return;
+    // An account object of before a full reset is not stored again.
+    if (this.accounts.get(account.id) !== account) return;
+    accounts[account.id] = account.data;
+    account.undoable(() => {
+      if (accounts[account.id] === account.data) delete accounts[account.id];
+    });
   }
 
   /** The account went back to empty (Account.reset). */
