@@ -12,49 +12,53 @@
 // isolated: no other request can see its writes before it commits.
 
 export class UnitOfWork {
-  private readonly inverses: Array<() => void> = [];
-  private readonly commits: Array<() => void> = [];
-  private readonly onceKeys = new Set<string>();
-  private readonly undoKeys = new Set<string>();
+  // Made on first use: most requests only read, and pay for none of them.
+  private inverses: Array<() => void> | undefined;
+  private commits: Array<() => void> | undefined;
+  private onceKeys: Set<string> | undefined;
+  private undoKeys: Set<string> | undefined;
   private done = false;
 
   /** Run `inverse` if the work is rolled back (inverses run newest first). */
   undo(inverse: () => void): void {
-    this.inverses.push(inverse);
+    (this.inverses ??= []).push(inverse);
   }
 
   /** The same as undo, once per key: `make` is called the first time only (to take a copy before a first change). */
   undoOnce(key: string, make: () => () => void): void {
-    if (this.undoKeys.has(key)) return;
-    this.undoKeys.add(key);
-    this.inverses.push(make());
+    const keys = (this.undoKeys ??= new Set());
+    if (keys.has(key)) return;
+    keys.add(key);
+    this.undo(make());
   }
 
   /** Run `effect` once the work commits; dropped by a rollback. */
   afterCommit(effect: () => void): void {
-    this.commits.push(effect);
+    (this.commits ??= []).push(effect);
   }
 
   /** The same as afterCommit, once per key (a collection's tombstone clearing, say). */
   afterCommitOnce(key: string, effect: () => void): void {
-    if (this.onceKeys.has(key)) return;
-    this.onceKeys.add(key);
-    this.commits.push(effect);
+    const keys = (this.onceKeys ??= new Set());
+    if (keys.has(key)) return;
+    keys.add(key);
+    this.afterCommit(effect);
   }
 
   /** Take over what an inner unit of work (a savepoint) wrote, as it returned: it commits or rolls back with this one. */
   absorb(inner: UnitOfWork): void {
     inner.finish();
-    for (const inverse of inner.inverses) this.inverses.push(inverse);
-    for (const effect of inner.commits) this.commits.push(effect);
-    for (const key of inner.onceKeys) this.onceKeys.add(key);
-    for (const key of inner.undoKeys) this.undoKeys.add(key);
+    for (const inverse of inner.inverses ?? []) this.undo(inverse);
+    for (const effect of inner.commits ?? []) this.afterCommit(effect);
+    for (const key of inner.onceKeys ?? []) (this.onceKeys ??= new Set()).add(key);
+    for (const key of inner.undoKeys ?? []) (this.undoKeys ??= new Set()).add(key);
   }
 
   /** Undo everything written, newest first, and drop the effects. */
   rollback(): void {
     this.finish();
-    for (let i = this.inverses.length - 1; i >= 0; i--) this.inverses[i]();
+    const inverses = this.inverses ?? [];
+    for (let i = inverses.length - 1; i >= 0; i--) inverses[i]();
   }
 
   /**
@@ -63,6 +67,7 @@ export class UnitOfWork {
    */
   commit(): void {
     this.finish();
+    if (!this.commits) return;
     let failure: { error: unknown } | undefined;
     for (const effect of this.commits) {
       try {
