@@ -14,10 +14,10 @@ import { operationsOf } from './operations.mjs';
 import { buildWorld, caller, renewTokens } from './world.mjs';
 
 const MAX_U32 = 2 ** 32 - 1;
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+export const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** A case whose request is mutated (a valid one would mostly be accepted, and say nothing here). */
-const refusalCase = fc.record({
+export const refusalCase = fc.record({
   env: fc.constantFrom('production', 'production', 'production', 'demo'),
   v1: fc.boolean(),
   jsfSeed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
@@ -88,3 +88,7 @@ export async function checkRefusedWrites({ sandbox, seed, runs }) {
     }
   }
 }
+
+// The pieces test/refused-writes.property.test.ts drives itself, one property per write operation
+// (typed in refused-writes.d.mts, so the TypeScript test needs no declarations of the other modules).
+export { createClient, buildRequest, routedOperation, storeDiff, startFuzzSandbox, operationsOf, buildWorld, caller, renewTokens };
