@@ -4,7 +4,7 @@
 // then the process exits 0. A second signal during that stop exits at once.
 import { Command, InvalidArgumentError } from 'commander';
 import { defaultConfig, VERSION, type SandboxConfig } from '../config.js';
-import type { RunningSandbox } from '../index.js';
+import type { RunningSandbox } from '../sandbox.js';
 import { CliError, EXIT } from './errors.js';
 
 function whole(name: string, min = 0) {
@@ -69,7 +69,7 @@ export interface ServeFlags {
 export async function serve(flags: ServeFlags, env: SandboxConfig, problem?: Error): Promise<void> {
   if (problem) throw new CliError(problem.message, EXIT.usage);
   // Loaded here, not at the top: the client commands never need the server's modules.
-  const { startSandbox } = await import('../index.js');
+  const { startSandbox } = await import('../sandbox.js');
   let sandbox: RunningSandbox;
   try {
     sandbox = await startSandbox({

@@ -1,7 +1,7 @@
 // Owns POST /_sandbox/events: a registry of builders, one per topic, that fire the event as the real
 // operation would: from the named object's current state, else the account's most recent object of
 // that kind, else realistic related objects made through the domain functions.
-import { Faker, en } from '@faker-js/faker';
+import type { Faker } from '@faker-js/faker';
 import type { Deps } from '../deps.js';
 import { eventLog, type EventRecord, type Topic } from '../events/events.js';
 import { ApiError, Errors } from '../errors.js';
@@ -22,11 +22,18 @@ export interface Fired {
 /** Answers what to record, or the event a domain function already recorded while making the object. */
 export type EventBuilder = (deps: Deps, account: Account, entityId: string | undefined) => Fired | EventRecord;
 
+/** The factories' module, with faker (large): loaded by the first fired event, not at start. */
+let factories: typeof import('../fixtures/factories.js') | undefined;
+
+/** Load what firing an event needs; call (and await) before fireEvent. */
+export async function loadEventFactories(): Promise<void> {
+  factories ??= await import('../fixtures/factories.js');
+}
+
 /** Faker seeded from the account's generator, so the same seed makes the same objects. */
 export function fakerFor(account: Account): Faker {
-  const faker = new Faker({ locale: [en] });
-  faker.seed(account.random.int(0, 2 ** 31 - 1));
-  return faker;
+  if (!factories) throw new Error('fakerFor is called before loadEventFactories()');
+  return factories.numberSeededFaker(account.random.int(0, 2 ** 31 - 1));
 }
 
 function newest<T>(items: IterableIterator<T>): T | undefined {

@@ -4,7 +4,7 @@ import type { Feature } from '../feature.js';
 import { created, ok, type Handler } from '../http/context.js';
 import { pageParams } from '../http/pagination.js';
 import { ApiError, Errors } from '../errors.js';
-import { fireEvent } from './fire.js';
+import { fireEvent, loadEventFactories } from './fire.js';
 import { deliveryBody, listAttempts, listHistory } from './history.js';
 import { WEBHOOKS_SERVICE, WebhookQueue, webhookQueue } from './queue.js';
 import { createSubscription, deactivateSubscription, subscriptions, subscriptionView, type Subscription } from './subscriptions.js';
@@ -45,7 +45,11 @@ export const webhooksFeature: Feature = {
       webhookQueue(deps).prune(account);
       return ok({ data: listAttempts(account, query) });
     },
-    sandboxFireEvent: ({ deps, account, body }) => created(deliveryBody(fireEvent(deps, account, body.topic, body.entity_id))),
+    // Faker loads on the first fired event; the event is then one unit of work of its own (after the await).
+    sandboxFireEvent: async ({ deps, account, body }) => {
+      await loadEventFactories();
+      return account.transaction(() => created(deliveryBody(fireEvent(deps, account, body.topic, body.entity_id))));
+    },
   },
   install(deps) {
     const queue = new WebhookQueue(deps);
