@@ -45,7 +45,7 @@ import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
 import { streamFeature } from './stream/feature.js';
 import { startLegacyKeys } from './store/idempotency.js';
-import { retireStateKeys } from './store/module-state.js';
+import { checkStoredState, retireStateKeys } from './store/module-state.js';
 
 /** Every feature of the sandbox, in the order their interceptors run. */
 export const FEATURES: Feature[] = [
@@ -77,6 +77,12 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const realNow = overrides.realNow ?? Date.now;
   const log = overrides.logger ?? createLogger(full.logLevel);
   const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow, flushDelayMs: full.flushDelayMs, compactMinBytes: full.compactMinBytes });
+  // Module state read from a data file must match what its module declares, or the start stops here.
+  const problems = checkStoredState(store.allAccounts());
+  if (problems.length) {
+    await store.close();
+    throw new Error(`the data file ${full.dataFile} holds module state this version cannot read (${problems.length}): ${problems.slice(0, 5).join('; ')}`);
+  }
   const partners = new Partners(store, () => new Date(realNow()).toISOString());
   partners.ensureDefault(full.credentials);
   const deps: Deps = {

@@ -110,6 +110,18 @@ describe('the data file, version 2', () => {
     writeFileSync(newest, readFileSync(newest, 'utf8').replace(/\n(\[)/, '\n{oops\n$1'));
     await expect(setup({ dataFile: file })).rejects.toThrow(/is damaged at line 2/);
   });
+
+  it('refuses to start on module state that does not match its declared schema, naming the account, key and field', async () => {
+    const sb = await setup({ dataFile: file, flushDelayMs: 0 });
+    const api = sb.as(await sb.token());
+    await api.post('/customers', { name: 'Kept' }).expect(201);
+    // What a damaged or hand-edited file could hold: the webhook queue's retry counter as text.
+    const account = sb.deps.store.account('ptn_default', 'production');
+    account.data.state.webhook_queue = { queue: [], paused: false, retry_count: 'three', job: null, in_flight: null };
+    account.stateChanged('webhook_queue');
+    await sb.deps.store.close();
+    await expect(setup({ dataFile: file })).rejects.toThrow(/account ptn_default:production, state webhook_queue\/retry_count: must be integer/);
+  });
 });
 
 describe('a version 1 data file (the previous release)', () => {

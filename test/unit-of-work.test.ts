@@ -15,8 +15,8 @@ import { events } from './receivables-helpers.js';
 
 interface Thing { id: string; kind: string; note?: string }
 const things = defineCollection<Thing>('things', ['kind']);
-const names = defineStateMap<string>('names');
-const tally = defineStateValue<{ count: number; seen: string[] }>('tally', () => ({ count: 0, seen: [] }));
+const names = defineStateMap<string>('names', { type: 'string' });
+const tally = defineStateValue<{ count: number; seen: string[] }>('tally', () => ({ count: 0, seen: [] }), { type: 'object' });
 
 async function openAccount(file?: string) {
   const store = await Store.open({ seed: 'uow', realNow: () => Date.UTC(2026, 0, 1), ...(file ? { file, flushDelayMs: 0 } : {}) });

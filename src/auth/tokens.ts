@@ -126,7 +126,9 @@ export class TokenSigner {
   }
 }
 
-const tokenState = defineStateValue<TokenState>('tokens', () => ({ generation: 0 }));
+const tokenState = defineStateValue<TokenState>('tokens', () => ({ generation: 0 }), {
+  type: 'object', required: ['generation'], properties: { generation: { type: 'integer', minimum: 0 } },
+});
 
 interface TokenState {
   /** Tokens carrying a lower generation have expired (POST /_sandbox/tokens/expire). */

@@ -19,7 +19,13 @@ export interface FailedJob {
 }
 
 /** The account's failed due jobs, oldest first, at most LIMITS.failedJobsKept. */
-const failedJobState = defineStateValue<FailedJob[]>('failed_jobs', () => []);
+const failedJobState = defineStateValue<FailedJob[]>('failed_jobs', () => [], {
+  type: 'array',
+  items: {
+    type: 'object', required: ['id', 'kind', 'due_at', 'error', 'payload'],
+    properties: { id: { type: 'string' }, kind: { type: 'string' }, due_at: { type: 'string' }, error: { type: 'string' }, payload: { type: 'object' } },
+  },
+});
 
 export function failedJobs(account: Account): readonly FailedJob[] {
   return failedJobState.read(account);

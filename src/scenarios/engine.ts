@@ -46,9 +46,21 @@ export interface RequestDecision {
 }
 
 /** The account's own scenarios, oldest first (kept in the account's state, so a reset drops them). */
-const ownScenarios = defineStateValue<LoadedScenario[]>('scenarios', () => []);
+const ownScenarios = defineStateValue<LoadedScenario[]>('scenarios', () => [], {
+  type: 'array',
+  items: {
+    type: 'object', required: ['id', 'name', 'scope', 'loaded_at', 'document'],
+    properties: {
+      id: { type: 'string' }, name: { type: 'string' }, description: { type: ['string', 'null'] },
+      scope: { enum: ['account', 'global'] }, loaded_at: { type: 'string' }, document: { type: 'object' },
+    },
+  },
+});
 /** Each loaded scenario's rule counters on an account, by scenario id (made for every rule at once). */
-const ruleCounters = defineStateMap<RuleCounter[]>('scenario_counters');
+const ruleCounters = defineStateMap<RuleCounter[]>('scenario_counters', {
+  type: 'array',
+  items: { type: 'object', required: ['matched', 'fired'], properties: { matched: { type: 'integer', minimum: 0 }, fired: { type: 'integer', minimum: 0 } } },
+});
 
 /** Strip the environment and version prefixes and a trailing slash: /demo/v1/bills/ -> /bills. */
 export function apiPath(path: string): string {

@@ -25,7 +25,10 @@ export interface BlobReservation {
 }
 
 /** The account's documents: their sizes by id, and the total the cap is checked against. */
-const blobIndex = defineStateValue<BlobIndex>('blobs', () => ({ bytes: 0, sizes: {} }));
+const blobIndex = defineStateValue<BlobIndex>('blobs', () => ({ bytes: 0, sizes: {} }), {
+  type: 'object', required: ['bytes', 'sizes'],
+  properties: { bytes: { type: 'integer', minimum: 0 }, sizes: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } } },
+});
 
 /** Set one document's size (undefined: gone), keeping the total; undone by setting the size it had. */
 function setSize(account: Account, id: string, size: number | undefined): void {

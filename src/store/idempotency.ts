@@ -82,8 +82,17 @@ export function startLegacyKeys(accounts: Iterable<Account>): void {
 
 /** A named store of idempotency keys, kept with the account's state (so --data keeps it across restarts). */
 export function defineIdempotencyKeys<T>(name: string): (account: Account) => IdempotencyKeys<T> {
-  const recordsOf = defineStateMap<Remembered<T>>(name);
-  const log = defineStateValue<KeyLog>(`${name}_log`, () => ({ entries: [], head: 0 }));
+  const recordsOf = defineStateMap<Remembered<T>>(name, {
+    type: 'object', required: ['fingerprint', 'answer'],
+    properties: { fingerprint: { type: 'string' }, at: { type: 'number' } },
+  });
+  const log = defineStateValue<KeyLog>(`${name}_log`, () => ({ entries: [], head: 0 }), {
+    type: 'object', required: ['entries', 'head'],
+    properties: {
+      entries: { type: 'array', items: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], minItems: 2, maxItems: 2 } },
+      head: { type: 'integer', minimum: 0 },
+    },
+  });
   legacySteps.push((account) => keyLog(account, log, recordsOf(account)));
   return (account) => {
     const records = recordsOf(account);

@@ -8,8 +8,22 @@
 //     unit of work keeps a copy to put back on a rollback, so these values must stay small (each has a
 //     cap in LIMITS); a read never stores the initial value.
 // Both report their own changes (no module calls `changed()` for its state), and both keep the data
-// file's format: `state[key]` is the map or the value, as plain JSON.
+// file's format: `state[key]` is the map or the value, as plain JSON. Each declares the JSON Schema of
+// what it persists (of a map, of one entry); a data file whose state does not match stops the start,
+// naming the account, the key and the field (checkStoredState).
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Account } from './store.js';
+
+/** A JSON Schema (2020-12) of persisted state. */
+export type StateSchema = Record<string, unknown>;
+
+/** The schema of every declared state key, of the whole value (a map's: an object of entries). */
+const declared = new Map<string, StateSchema>();
+
+function declare(key: string, schema: StateSchema): void {
+  if (declared.has(key)) throw new Error(`module state ${key} declared twice`);
+  declared.set(key, schema);
+}
 
 export interface StateMap<V> {
   get(entry: string): V | undefined;
@@ -33,8 +47,9 @@ export interface StateValue<T> {
   update<R>(account: Account, change: (value: T) => R, undo?: (value: T) => void): R;
 }
 
-/** A map of entries per account, kept at `state[key]`. */
-export function defineStateMap<V>(key: string): (account: Account) => StateMap<V> {
+/** A map of entries per account, kept at `state[key]`; `entry`: the schema of one entry. */
+export function defineStateMap<V>(key: string, entry: StateSchema): (account: Account) => StateMap<V> {
+  declare(key, { type: 'object', additionalProperties: entry });
   return (account) => new AccountStateMap<V>(account, key);
 }
 
@@ -87,8 +102,9 @@ class AccountStateMap<V> implements StateMap<V> {
   }
 }
 
-/** One value per account, kept at `state[key]`. */
-export function defineStateValue<T>(key: string, initial: () => T): StateValue<T> {
+/** One value per account, kept at `state[key]`; `schema`: of the value. */
+export function defineStateValue<T>(key: string, initial: () => T, schema: StateSchema): StateValue<T> {
+  declare(key, schema);
   return {
     stored: (account) => Object.hasOwn(account.data.state, key),
     read(account) {
@@ -172,4 +188,30 @@ export function retireStateKeys(accounts: Iterable<Account>): void {
       account.stateChanged(key);
     }
   }
+}
+
+/**
+ * At start on a data file: every stored module state that a module declares matches its schema. Answers
+ * the problems (empty: all match), each naming the account, the key and the field.
+ */
+export function checkStoredState(accounts: Iterable<Account>): string[] {
+  const problems: string[] = [];
+  let ajv: Ajv2020 | undefined;
+  const validators = new Map<string, ReturnType<Ajv2020['compile']>>();
+  for (const account of accounts) {
+    for (const [key, value] of Object.entries(account.data.state)) {
+      const schema = declared.get(key);
+      if (!schema) continue;
+      let validate = validators.get(key);
+      if (!validate) {
+        ajv ??= new Ajv2020({ allErrors: false, strict: false });
+        validate = ajv.compile(schema);
+        validators.set(key, validate);
+      }
+      if (validate(value)) continue;
+      const error = validate.errors?.[0];
+      problems.push(`account ${account.id}, state ${key}${error?.instancePath ?? ''}: ${error?.message ?? 'does not match its schema'}`);
+    }
+  }
+  return problems;
 }

@@ -20,7 +20,7 @@ export interface ForwardSpec {
 }
 
 /** Subscription ids of the live forwarders of an account, persisted so a restart can remove them. */
-const registry = defineStateValue<string[]>('stream_forwarders', () => []);
+const registry = defineStateValue<string[]>('stream_forwarders', () => [], { type: 'array', items: { type: 'string' } });
 
 /** Check the `forward_to`, `topics` and secret of a stream request; any problem is a 400 naming the field. */
 export function forwardSpec(raw: { forward_to?: string; topics?: string }, secret: string | undefined): ForwardSpec | undefined {

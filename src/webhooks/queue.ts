@@ -46,7 +46,16 @@ export interface QueueState {
   in_flight: string | null;
 }
 
-const queueStateValue = defineStateValue<QueueState>('webhook_queue', () => ({ queue: [], paused: false, retry_count: 0, job: null, in_flight: null }));
+const queueStateValue = defineStateValue<QueueState>('webhook_queue', () => ({ queue: [], paused: false, retry_count: 0, job: null, in_flight: null }), {
+  type: 'object', required: ['queue', 'paused', 'retry_count', 'job', 'in_flight'],
+  properties: {
+    queue: { type: 'array', items: { type: 'string' } },
+    paused: { type: 'boolean' },
+    retry_count: { type: 'integer', minimum: 0 },
+    job: { enum: ['live', 'retry', 'cycle', 'resume', null] },
+    in_flight: { type: ['string', 'null'] },
+  },
+});
 
 /** The account's queue state, to read (a fresh empty one, not stored, when the account has none yet). */
 export function queueState(account: Account): Readonly<QueueState> {

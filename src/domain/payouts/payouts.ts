@@ -65,7 +65,7 @@ export const PAYOUT_SETTLE_JOB = 'payout.settle';
 
 
 /** Open (scheduled) payout id per customer ("-" for payments without a customer). */
-const openPayouts = defineStateMap<string>('open_payouts');
+const openPayouts = defineStateMap<string>('open_payouts', { type: 'string' });
 
 export interface EntryInput {
   id: string;
