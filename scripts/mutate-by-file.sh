@@ -18,7 +18,9 @@ add queue src/webhooks/queue.ts test/webhooks-delivery.test.ts,test/webhooks-dur
 add scheduler src/clock/scheduler.ts test/scheduler.test.ts,test/clock-limit.test.ts,test/webhooks-queue.test.ts,test/bills-rules.test.ts,test/payouts.test.ts,test/persistence.test.ts,test/durability.test.ts
 add tokens src/auth/tokens.ts test/tokens.test.ts,test/tokens-lifetime.test.ts,test/auth.test.ts,test/token-endpoint.test.ts,test/control-partners.test.ts,test/persistence.test.ts,test/journal.test.ts
 add engine src/scenarios/engine.ts test/scenarios.test.ts,test/scenario-matching.test.ts,test/scenarios-shipped.test.ts,test/prefer.test.ts,test/journal.test.ts
-ORDER=(machine pagination idempotency bills queue scheduler tokens engine)
+add work src/store/unit-of-work.ts test/unit-of-work.test.ts,test/accounting-sync.test.ts,test/bills.test.ts,test/vendor-payments.test.ts
+add state src/store/module-state.ts test/unit-of-work.test.ts,test/persistence.test.ts,test/idempotency-restart.test.ts,test/webhooks-queue.test.ts,test/scenarios.test.ts,test/blobs.test.ts
+ORDER=(machine pagination idempotency bills queue scheduler tokens engine work state)
 
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${ORDER[@]}")

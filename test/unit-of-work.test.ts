@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store, defineCollection } from '../src/store/store.js';
 import { defineStateMap, defineStateValue } from '../src/store/module-state.js';
+import { UnitOfWork } from '../src/store/unit-of-work.js';
 import { DEFAULT_PARTNER_ID } from '../src/auth/partners.js';
 import { setup } from './helpers.js';
 import { events } from './receivables-helpers.js';
@@ -130,6 +131,25 @@ describe('unit of work on the store', () => {
     // Outside a unit of work an effect runs at once.
     account.afterCommit(() => seen.push('now'));
     expect(seen.at(-1)).toBe('now');
+  });
+
+  it('runs every effect even when one throws, then throws the first error; a unit finishes once', async () => {
+    const { account } = await openAccount();
+    const seen: string[] = [];
+    const first = new Error('listener one');
+    expect(() => account.transaction(() => {
+      things(account).insert({ id: 'thg_kept', kind: 'a' });
+      account.afterCommit(() => { throw first; });
+      account.afterCommit(() => seen.push('two'));
+      account.afterCommit(() => { throw new Error('listener three'); });
+    })).toThrow(first);
+    // The work committed: its writes stay, and the effect after the failing one ran.
+    expect(seen).toEqual(['two']);
+    expect(things(account).get('thg_kept')).toBeDefined();
+    const unit = new UnitOfWork();
+    unit.commit();
+    expect(() => unit.commit()).toThrow('unit of work finished twice');
+    expect(() => unit.rollback()).toThrow('unit of work finished twice');
   });
 
   it('clears tombstones only once the work commits, so a rolled-back delete finds its position', async () => {
