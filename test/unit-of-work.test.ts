@@ -83,6 +83,38 @@ describe('unit of work on the store', () => {
     expect(Object.getPrototypeOf(account.data.state.names)).toBe(Object.prototype);
   });
 
+  it('undoes each kind of module state change on its own: a new entry, a deleted entry, an array, a cheap inverse', async () => {
+    const { account } = await openAccount();
+    const list = defineStateValue<string[]>('list', () => [], { type: 'array', items: { type: 'string' } });
+    const log = defineStateValue<{ entries: string[] }>('log', () => ({ entries: [] }), { type: 'object' });
+    account.transaction(() => {
+      names(account).set('kept', 'k');
+      list.update(account, (l) => l.push('a', 'b'));
+      log.update(account, (l) => l.entries.push('first'));
+    });
+    const before = JSON.stringify(account.data);
+    expect(names(account).has('kept')).toBe(true);
+    expect(names(account).has('new')).toBe(false);
+    let inverses = 0;
+    expect(() => account.transaction(failing(() => {
+      names(account).set('new', 'n');
+      names(account).delete('kept');
+      list.update(account, (l) => { l.splice(0, 1, 'z'); l.push('c'); });
+      log.update(account, (l) => l.entries.push('second'), (l) => { inverses += 1; l.entries.pop(); });
+    }))).toThrow(boom);
+    expect(JSON.stringify(account.data)).toBe(before);
+    expect(names(account).has('new')).toBe(false);
+    expect(names(account).entries()).toEqual([['kept', 'k']]);
+    expect(list.read(account)).toEqual(['a', 'b']);
+    expect(inverses).toBe(1);
+    // Entries are plain enumerable JSON (they reach the data file).
+    expect(JSON.parse(JSON.stringify(account.data.state))).toEqual({ names: { kept: 'k' }, list: ['a', 'b'], log: { entries: ['first'] } });
+  });
+
+  it('refuses a state key declared twice', () => {
+    expect(() => defineStateMap('names', { type: 'string' })).toThrow('module state names declared twice');
+  });
+
   it('removes module state and collections first made by work that throws', async () => {
     const { account } = await openAccount();
     const before = JSON.stringify(account.data);
