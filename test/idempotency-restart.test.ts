@@ -85,11 +85,17 @@ describe('idempotency keys written before keys expired', () => {
     const records = account.data.state.vendor_payment_idempotency as Record<string, { at?: number }>;
     delete records.legacy.at;
     delete account.data.state.vendor_payment_idempotency_log;
-    account.changed();
+    // Reported as module state reports itself, so the data file holds the old shape.
+    account.stateChanged('vendor_payment_idempotency');
+    account.stateChanged('vendor_payment_idempotency_log');
     await a.sb.deps.store.flush();
     a.sb.deps.store.changed = () => undefined;
 
     const b = await instance();
+    // The restart made the log from the records, and the key's time started then.
+    const restarted = b.sb.deps.store.account('ptn_default', 'production').data.state;
+    expect((restarted.vendor_payment_idempotency as Record<string, { at?: number }>).legacy.at).toBe(b.sb.time.now);
+    expect(restarted.vendor_payment_idempotency_log).toEqual({ entries: [['legacy', b.sb.time.now]], head: 0 });
     const other = { ...body, items: [{ bill_id: otherId, payment_speed: 'standard' }] };
     // Its time started when the sandbox restarted on it (a refused request writes nothing, so not at a first use).
     await b.sb.advance(3600).expect(200);
