@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `npm run mutate:files [name ...]`: the mutation score of each core file (issue 19), one Stryker run
 # per file with only the test files that exercise it (docs/contributing.md). Each run's first pass
-# (the whole suite with coverage) then takes a minute instead of ten, so all eight take about 45
-# minutes on two CPUs where one `npm run mutate` over everything takes hours. The score is a lower
+# (the whole suite with coverage) then takes a minute instead of ten, so all ten take about an
+# hour on two CPUs where one `npm run mutate` over everything takes hours. The score is a lower
 # bound of the full run's: a mutant only an unlisted test file would kill shows as surviving.
 # Reports: reports/mutation/<name>.json and .html; the table at the end is the README's.
 set -euo pipefail

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store, defineCollection } from '../src/store/store.js';
-import { defineStateMap, defineStateValue } from '../src/store/module-state.js';
+import { checkStoredState, defineStateMap, defineStateValue } from '../src/store/module-state.js';
 import { UnitOfWork } from '../src/store/unit-of-work.js';
 import { DEFAULT_PARTNER_ID } from '../src/auth/partners.js';
 import { setup } from './helpers.js';
@@ -109,6 +109,17 @@ describe('unit of work on the store', () => {
     expect(inverses).toBe(1);
     // Entries are plain enumerable JSON (they reach the data file).
     expect(JSON.parse(JSON.stringify(account.data.state))).toEqual({ names: { kept: 'k' }, list: ['a', 'b'], log: { entries: ['first'] } });
+  });
+
+  it('checks stored state against what each module declares: a map entry and a value, naming account, key and field', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => {
+      names(account).set('ok', 'text');
+      tally.update(account, (t) => { t.count = 1; });
+    });
+    expect(checkStoredState([account])).toEqual([]);
+    (account.data.state.names as Record<string, unknown>).bad = 5;
+    expect(checkStoredState([account])).toEqual(['account p_1:production, state names/bad: must be string']);
   });
 
   it('refuses a state key declared twice', () => {
