@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Store, defineCollection } from '../src/store/store.js';
 import { checkStoredState, defineStateMap, defineStateValue } from '../src/store/module-state.js';
 import { UnitOfWork } from '../src/store/unit-of-work.js';
+import { defineIdempotencyKeys } from '../src/store/idempotency.js';
 import { DEFAULT_PARTNER_ID } from '../src/auth/partners.js';
 import { setup } from './helpers.js';
 import { events } from './receivables-helpers.js';
@@ -120,6 +121,17 @@ describe('unit of work on the store', () => {
     expect(checkStoredState([account])).toEqual([]);
     (account.data.state.names as Record<string, unknown>).bad = 5;
     expect(checkStoredState([account])).toEqual(['account p_1:production, state names/bad: must be string']);
+  });
+
+  it('undoes an idempotency key remembered by work that then throws', async () => {
+    const { account } = await openAccount();
+    const keys = defineIdempotencyKeys<string>('uow_keys');
+    account.transaction(() => keys(account).remember('first', { a: 1 }, 'one'));
+    const before = JSON.stringify(account.data);
+    expect(() => account.transaction(failing(() => keys(account).remember('second', { a: 2 }, 'two')))).toThrow(boom);
+    expect(JSON.stringify(account.data)).toBe(before);
+    expect(keys(account).replay('second', { a: 2 }, 'key')).toBeUndefined();
+    expect(keys(account).replay('first', { a: 1 }, 'key')).toBe('one');
   });
 
   it('refuses a state key declared twice', () => {
