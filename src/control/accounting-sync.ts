@@ -79,7 +79,7 @@ function syncer<I extends object>(kind: SyncKind, operationId: string, path: str
  */
 function childSyncer<I extends object>(kind: SyncKind, operationId: string, path: string, parent: { field: keyof I & string; kind: 'customers' | 'vendors' }, create: (ctx: RequestContext, input: I) => { id: string; view: unknown }): Syncer {
   return {
-    check: (ctx, items) => checkAgainst(ctx, kind, operationId, path, items),
+    ...syncer(kind, operationId, path, create),
     create: (ctx, item, refs) => {
       const input = item as I;
       const value = input[parent.field];

@@ -402,7 +402,7 @@ export class Store {
     this.changed(account);
   }
 
-  /** Let the account's module state and jobs report their own changes (with --data only). */
+  /** Let the account's jobs report their own changes (with --data only; module state reports through stateChanged). */
   track(data: AccountData): void {
     this.log?.journal.track(data);
   }
