@@ -204,10 +204,11 @@ export function createApp(deps: Deps): SandboxApp {
     await control.handle(req, res, principal.environment, req.originalUrl.split('?')[0]);
   }));
   for (const feature of FEATURES) feature.routes?.(app, deps);
-  const apiRoute = asyncMiddleware(async (req, res) => {
+  const apiRoute: Middleware = (req, res, next) => {
     const { demo, rest } = apiPath(req.path);
-    await api.handle(req, res, demo ? 'demo' : 'production', rest);
-  });
+    // A promise only when some step waited (see OperationRouter.handle).
+    api.handle(req, res, demo ? 'demo' : 'production', rest)?.catch(next);
+  };
   const errorHandler = (error: unknown, req: Request, res: Response, _next: NextFunction) => send(res, bodyErrorReply(error, deps, req));
   app.use(apiRoute);
   app.use(errorHandler);

@@ -91,7 +91,7 @@ describe('Prefer: code=NNN', () => {
     });
     const bare = express();
     bare.use(express.json());
-    bare.use((req, res, next) => void router.handle(req, res, 'production', req.path).catch(next));
+    bare.use((req, res, next) => void Promise.resolve(router.handle(req, res, 'production', req.path)).catch(next));
     const token = await sb.token();
     const plain = await request(bare).get('/customers').set('Authorization', `Bearer ${token}`);
     expect(plain.status).toBe(501);

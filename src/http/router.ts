@@ -103,25 +103,35 @@ export class OperationRouter {
    * security, validation with the operation's precompiled validators, interceptors, the handler, and
    * (when configured) the check of the answer against the document. Every failure is an HttpError.
    */
-  async handle(req: Request, res: Response, environment: Environment, path: string): Promise<void> {
+  handle(req: Request, res: Response, environment: Environment, path: string): void | Promise<void> {
     const { deps } = this.options;
     // A full reset's steps (fixtures loading again) finish before any request is answered.
-    if (deps.store.resetting) await deps.store.resetting;
+    if (deps.store.resetting) return deps.store.resetting.then(() => this.handle(req, res, environment, path));
     const found = this.matcher.match(req.method, path);
     const operation = typeof found === 'number' ? undefined : found.operation;
     const state = exchange(res);
     state.operationId = operation?.operationId ?? null;
     state.environment = environment;
-    let reply: Reply;
+    // Synchronous from here to the answer when every step is (a known token, no scenario delay, a
+    // synchronous handler): the common request makes no promise and waits for no microtask.
+    let reply: Reply | Promise<Reply>;
     try {
       if (typeof found === 'number') throw new ApiError(Errors.routeNotFound);
-      reply = await this.answer(this.plan(found.operation), found.params, { environment, req, res });
+      reply = this.answer(this.plan(found.operation), found.params, { environment, req, res });
     } catch (error) {
       reply = errorReply(error, deps, req);
     }
+    if (reply instanceof Promise) {
+      return reply.then((done) => this.reply(res, operation, done), (error: unknown) => this.reply(res, operation, errorReply(error, deps, req)));
+    }
+    this.reply(res, operation, reply);
+  }
+
+  /** Send the answer, checked against the document first when the router checks answers. */
+  private reply(res: Response, operation: Operation | undefined, reply: Reply): void {
     // A body written by a scenario author (respond.body) is sent as written, unchecked.
     const checker = this.options.responseChecker;
-    if (checker && operation?.operationId && reply.body !== undefined && !state.uncheckedReply) {
+    if (checker && operation?.operationId && reply.body !== undefined && !exchange(res).uncheckedReply) {
       reply = checkedAgainstDocument(checker, operation.operationId, reply);
     }
     send(res, reply);
@@ -154,21 +164,30 @@ export class OperationRouter {
     return plan;
   }
 
-  private async answer(plan: OperationPlan, params: Record<string, string>, state: RequestState): Promise<Reply> {
-    const { operation } = plan;
-    const { req } = state;
-    // Security first (as the document's order of checks: 401/403 before 400), every scheme once.
-    if (plan.security.length) {
-      const results = new Map<string, SecurityResult>();
-      for (const name of plan.schemes) {
-        const result = this.runScheme(name, operation, state);
-        results.set(name, result instanceof Promise ? await result : result);
-      }
-      const authorized = plan.security.some((requirement) => Object.keys(requirement).every((name) => results.get(name)?.ok));
-      if (!authorized) throw firstSecurityError(results);
+  /** Security first (as the document's order of checks: 401/403 before 400), every scheme once, in order. */
+  private answer(plan: OperationPlan, params: Record<string, string>, state: RequestState): Reply | Promise<Reply> {
+    if (!plan.security.length) return this.run(plan, this.validated(plan, params, state.req), state);
+    const results: SecurityResult[] = [];
+    for (const name of plan.schemes) {
+      const result = this.runScheme(name, plan.operation, state);
+      // A check that answers a promise (a token not verified before): the rest waits for it, in order.
+      if (result instanceof Promise) return this.answerAfter(plan, params, state, results, result);
+      results.push(result);
     }
-    const input = this.validated(plan, params, req);
-    return this.run(plan, input, state);
+    return this.authorized(plan, params, state, results);
+  }
+
+  private async answerAfter(plan: OperationPlan, params: Record<string, string>, state: RequestState, results: SecurityResult[], pending: Promise<SecurityResult>): Promise<Reply> {
+    results.push(await pending);
+    for (const name of plan.schemes.slice(results.length)) results.push(await this.runScheme(name, plan.operation, state));
+    return this.authorized(plan, params, state, results);
+  }
+
+  /** Past security when one requirement's schemes all passed (`results` follow plan.schemes); then validation and the handler. */
+  private authorized(plan: OperationPlan, params: Record<string, string>, state: RequestState, results: SecurityResult[]): Reply | Promise<Reply> {
+    const passed = (name: string) => results[plan.schemes.indexOf(name)]?.ok;
+    if (!plan.security.some((requirement) => Object.keys(requirement).every(passed))) throw firstSecurityError(results);
+    return this.run(plan, this.validated(plan, params, state.req), state);
   }
 
   /** One scheme's check; a promise only when the check answers one (a token not verified before). */
@@ -254,7 +273,7 @@ export class OperationRouter {
     return { params, query: parameters.query as Record<string, unknown>, headers, body };
   }
 
-  private async run(plan: OperationPlan, input: ReturnType<OperationRouter['validated']>, state: RequestState): Promise<Reply> {
+  private run(plan: OperationPlan, input: ReturnType<OperationRouter['validated']>, state: RequestState): Reply | Promise<Reply> {
     const principal = state.principal ?? this.options.anonymous(state);
     const account = state.account ?? this.options.deps.store.account(principal.partner_id, principal.environment);
     exchange(state.res).account = account;
@@ -275,16 +294,22 @@ export class OperationRouter {
         return linkOrigin(this.deps, this.req);
       },
     };
-    for (const intercept of this.options.interceptors) {
-      const answered = intercept(ctx, plan.operation);
-      const early = answered instanceof Promise ? await answered : answered;
-      if (early) return early;
+    return this.intercepted(plan, ctx, 0);
+  }
+
+  /** The interceptors from `from` on (the first that answers wins), then the handler. */
+  private intercepted(plan: OperationPlan, ctx: RequestContext, from: number): Reply | Promise<Reply> {
+    const { interceptors } = this.options;
+    for (let at = from; at < interceptors.length; at++) {
+      const answered = interceptors[at](ctx, plan.operation);
+      if (answered instanceof Promise) return answered.then((early) => early ?? this.intercepted(plan, ctx, at + 1));
+      if (answered) return answered;
     }
     // Through the interceptors first, so Prefer: code=NNN and scenario rules also answer for operations not built yet.
     const handler = plan.handler;
-    if (!handler) throw new ApiError(Errors.notImplemented, { message: `${operationId} is not implemented by the sandbox yet.` });
+    if (!handler) throw new ApiError(Errors.notImplemented, { message: `${ctx.operationId} is not implemented by the sandbox yet.` });
     // One unit of work per request: a handler that throws leaves the account as it found it.
-    return account.transaction(() => handler(ctx));
+    return ctx.account.transaction(() => handler(ctx));
   }
 }
 
@@ -293,8 +318,8 @@ function parseError(instancePath: string, schemaPath: string, error: unknown): E
   return { keyword: 'parse', instancePath, schemaPath, params: {}, message: (error as Error).message };
 }
 
-function firstSecurityError(results: Map<string, SecurityResult>): ApiError {
-  for (const result of results.values()) {
+function firstSecurityError(results: SecurityResult[]): ApiError {
+  for (const result of results) {
     if (result.error instanceof ApiError) return result.error;
   }
   return new ApiError(Errors.unauthorized);

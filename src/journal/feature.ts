@@ -113,7 +113,7 @@ export function journalMiddleware(deps: Deps) {
       const add = (account: Account | undefined) => {
         if (!account) return;
         const recorded = journal.record(account, {
-          at: new Date(startedAt + account.clock.offsetMs).toISOString(),
+          atMs: startedAt + account.clock.offsetMs,
           method: req.method.toUpperCase(),
           path: req.path,
           operation,
@@ -123,7 +123,7 @@ export function journalMiddleware(deps: Deps) {
           request,
           response,
         }, templateOf(operation));
-        if (recorded && deps.activity.listenerCount('request')) deps.activity.emit('request', account, journal.announced(recorded));
+        if (recorded && deps.activity.listenerCount('request')) deps.activity.emit('request', account, () => journal.announced(recorded));
       };
       // The common case (the router found the account) is recorded at once; the others look it up.
       if (operation !== 'createToken' && state.account) return add(state.account);

@@ -42,21 +42,43 @@ export interface CopiedRequest {
 /** The answer's body as sent (JSON text), or a redacted copy when it is large or was not sent as text. */
 export type KeptResponse = { kind: 'raw'; bodyText: string | undefined } | { kind: 'copy'; value: JournalEntry['response'] };
 
-/** What the middleware hands over: the entry's fields, with the request and response as kept. */
-export interface JournalDraft extends Omit<JournalEntry, 'id' | 'request' | 'response'> {
+/**
+ * What the middleware hands over: the entry's fields, with the request and response as kept, and the
+ * time as a number (the account clock's milliseconds): written out as text only when read.
+ */
+export interface JournalDraft extends Omit<JournalEntry, 'id' | 'at' | 'request' | 'response'> {
+  atMs: number;
   request: RawRequest | CopiedRequest;
   response: KeptResponse;
 }
 
-interface Stored {
-  id: string;
-  draft: JournalDraft;
-  /** Set when the entry was redacted at once (a large part); else it is redacted on each read. */
-  entry?: JournalEntry;
-  /** The operation's path template, for filtering by template. */
-  template: string | null;
-  /** The entry's serialised size (an upper estimate for raw entries), counted against the account's journal bytes. */
-  bytes: number;
+/**
+ * One recorded entry. Its id (a hash of the seed, the account and the entry's sequence, so seeded
+ * runs give the same ids) is worked out on first read: answering a request pays for no hash.
+ */
+class Stored {
+  private idText: string | undefined;
+
+  constructor(
+    private readonly idSource: string,
+    readonly draft: JournalDraft,
+    /** The operation's path template, for filtering by template. */
+    readonly template: string | null,
+    /** The entry's serialised size (an upper estimate for raw entries), counted against the account's journal bytes. */
+    readonly bytes: number,
+    /** Set when the entry was redacted at once (a large part); else it is redacted on each read. */
+    readonly entry?: JournalEntry,
+  ) {}
+
+  get id(): string {
+    return (this.idText ??= `req_${createHash('sha256').update(this.idSource).digest('hex').slice(0, 20)}`);
+  }
+}
+
+/** The fields every entry shows, from its draft (the time written out, the kept parts left out). */
+function entryFields(stored: Stored): Omit<JournalEntry, 'request' | 'response'> {
+  const { draft } = stored;
+  return { id: stored.id, at: new Date(draft.atMs).toISOString(), method: draft.method, path: draft.path, operation: draft.operation, status: draft.status, duration_ms: draft.duration_ms };
 }
 
 /** Entry fields besides the parts (id, at, method...), with room for JSON quotes and keys. */
@@ -81,7 +103,7 @@ function rawBytes(draft: JournalDraft): number {
 /** The entry as listed: raw parts redacted now (headers, query and body share one budget, the response has its own). */
 function materialise(stored: Stored): JournalEntry {
   if (stored.entry) return stored.entry;
-  const { request, response, ...fields } = stored.draft;
+  const { request, response } = stored.draft;
   let requestPart: JournalEntry['request'];
   if (request.kind === 'raw') {
     const budget = partBudget();
@@ -94,7 +116,7 @@ function materialise(stored: Stored): JournalEntry {
   const responsePart = response.kind === 'raw'
     ? { body: response.bodyText === undefined ? null : redact(JSON.parse(response.bodyText)) }
     : response.value;
-  return withinBudget({ id: stored.id, ...fields, request: requestPart, response: responsePart }).entry;
+  return withinBudget({ ...entryFields(stored), request: requestPart, response: responsePart }).entry;
 }
 
 export interface JournalFilter {
@@ -211,12 +233,12 @@ export class Journal {
     }
     const seq = (this.sequences.get(account.id) ?? 0) + 1;
     this.sequences.set(account.id, seq);
-    const id = `req_${createHash('sha256').update(`${this.store.seed}|${account.id}|journal|${seq}`).digest('hex').slice(0, 20)}`;
-    let stored: Stored = { id, draft, template, bytes: rawBytes(draft) };
+    const idSource = `${this.store.seed}|${account.id}|journal|${seq}`;
+    let stored = new Stored(idSource, draft, template, rawBytes(draft));
     // A part already copied (a large body) or an estimate over the budget: redacted, cut and sized exactly now.
     if (draft.request.kind === 'copy' || draft.response.kind === 'copy' || stored.bytes > LIMITS.journalEntryBytes) {
       const kept = withinBudget(materialise(stored));
-      stored = { id, draft: { ...draft, request: { kind: 'copy', value: kept.entry.request }, response: { kind: 'copy', value: kept.entry.response } }, entry: kept.entry, template, bytes: kept.bytes };
+      stored = new Stored(idSource, { ...draft, request: { kind: 'copy', value: kept.entry.request }, response: { kind: 'copy', value: kept.entry.response } }, template, kept.bytes, kept.entry);
     }
     ring.push(stored);
     // The account's total: the oldest entries go first, the newest always stays.
@@ -229,12 +251,10 @@ export class Journal {
    * request and response redacted only if someone reads them (the stream sends only the fields).
    */
   announced(stored: Stored): JournalEntry {
-    const { request: _request, response: _response, ...fields } = stored.draft;
     let entry: JournalEntry | undefined;
     const full = () => (entry ??= materialise(stored));
     return {
-      id: stored.id,
-      ...fields,
+      ...entryFields(stored),
       get request() { return full().request; },
       get response() { return full().response; },
     };

@@ -9,8 +9,8 @@ import type { JournalEntry } from '../journal/journal.js';
 export interface ActivityEvents {
   /** One delivery attempt was recorded (its outcome and the delivery it belongs to). */
   attempt: [Account, AttemptRecord, DeliveryRecord];
-  /** One API request was journaled. */
-  request: [Account, JournalEntry];
+  /** One API request was journaled: the entry is made only when a listener asks for it (most requests have no stream open). */
+  request: [Account, () => JournalEntry];
   /** The account clock was advanced through the control plane. */
   clock: [Account];
 }

@@ -98,7 +98,7 @@ export class StreamHub {
     };
     events.on('recorded', safe((account, event) => this.publish(account, 'event', eventMessage(event))));
     activity.on('attempt', safe((account, attempt, delivery) => this.publish(account, 'delivery', this.deliveryMessage(account, attempt, delivery))));
-    activity.on('request', safe((account, entry) => this.publish(account, 'request', requestMessage(entry))));
+    activity.on('request', safe((account, entry) => this.byAccount.has(account.id) && this.publish(account, 'request', requestMessage(entry()))));
     activity.on('clock', safe((account) => this.publish(account, 'clock', { now: account.clock.iso(), offset_seconds: account.clock.offsetMs / 1000 })));
     // A reset wipes the account's subscriptions: the forwarders of its open streams are made again.
     store.events.on('accountReset', (account: Account) => this.refreshForwarders((c) => c.accountId === account.id));
