@@ -1,6 +1,7 @@
 // Owns the assembly of the sandbox: createDeps() builds the injected services, createApp() wires
 // them into an express app (never listening: supertest and startSandbox both use it).
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { defaultConfig, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 import type { Feature } from './feature.js';
@@ -226,8 +227,10 @@ export function createApp(deps: Deps): SandboxApp {
     if (callback || !isApiRequest(req.url)) return expressHandle(req, res, callback);
     req.res = res;
     res.req = req;
-    Object.setPrototypeOf(req, app.request);
-    Object.setPrototypeOf(res, app.response);
+    // A server made with expressMessageClasses(app) made them with these prototypes already; changing
+    // an object's prototype per request is one of the costlier steps of a request.
+    if (!app.request.isPrototypeOf(req)) Object.setPrototypeOf(req, app.request);
+    if (!app.response.isPrototypeOf(res)) Object.setPrototypeOf(res, app.response);
     res.locals ??= Object.create(null);
     req.originalUrl = req.url;
     req.baseUrl = '';
@@ -239,6 +242,20 @@ export function createApp(deps: Deps): SandboxApp {
 }
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
+
+/**
+ * Request and response classes for node's server (createServer's IncomingMessage and ServerResponse
+ * options) whose objects are born with express's methods for `app`, as express would otherwise give
+ * them by changing each object's prototype on arrival.
+ */
+export function expressMessageClasses(app: Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+  class AppRequest extends IncomingMessage {}
+  class AppResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
+  // app.request and app.response inherit from node's own prototypes (express's request.js and response.js).
+  Object.setPrototypeOf(AppRequest.prototype, app.request);
+  Object.setPrototypeOf(AppResponse.prototype, app.response);
+  return { IncomingMessage: AppRequest, ServerResponse: AppResponse };
+}
 
 /** Paths express's routes answer (the landing page, the control plane, hosted pages, the served documents). */
 const EXPRESS_PATHS = /^\/(?:[?#]|$|_sandbox(?:[/?#]|$)|hosted\/|openapi\.(?:yaml|json)\/?(?:[?#]|$))/i;

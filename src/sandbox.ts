@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import ipaddr from 'ipaddr.js';
 import type { AddressInfo } from 'node:net';
-import { createApp, createDeps, type DepsOverrides, type SandboxApp } from './app.js';
+import { createApp, createDeps, expressMessageClasses, type DepsOverrides, type SandboxApp } from './app.js';
 import { defaultConfig, type DefaultCredentials, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 import { didYouMean } from './suggest.js';
@@ -91,7 +91,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const app = createApp(deps);
   const bindHost = config.host ?? '127.0.0.1';
   // Not app.listen: express 5 hands a listen error to its callback, which would look like success.
-  const server: Server = createServer({ maxHeaderSize: LIMITS.headerBytes }, app);
+  const server: Server = createServer({ maxHeaderSize: LIMITS.headerBytes, ...expressMessageClasses(app) }, app);
   answerClientErrors(server, deps.log);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,4 @@
-// Shared by scripts/crash-test.mjs and scripts/bench-writes.mjs: the real CLI (dist/cli.js) started on
+// Shared by scripts/crash-test.mjs, scripts/bench.mjs and scripts/bench/seed-data.mjs: the real CLI (dist/cli.js) started on
 // a data file, a token for the default partner, and the bytes of a data file (snapshot and log).
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
