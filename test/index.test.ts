@@ -35,6 +35,24 @@ describe('startSandbox', () => {
     expect(got).toEqual({ status: 200, body: made.body });
   });
 
+  it('serves both lanes from one server whose requests are born with express\'s methods (landing page, API, a body error)', async () => {
+    // startSandbox's server makes its requests and responses with express's prototypes (expressMessageClasses):
+    // the API lane uses them as they are, express's router (the landing page) sets its own.
+    const landing = await fetch(`${sb.url}/`);
+    expect(landing.status).toBe(200);
+    expect(landing.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await landing.text()).toContain('billing-sandbox');
+    const token = await sb.token();
+    const malformed = await fetch(`${sb.url}/customers`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"name":' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ code: 'bad_request', validation_errors: { body: 'is not valid JSON' } });
+    const missing = await call('GET', '/customers/cus_missing', token);
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('not_found');
+    // The landing page again after API requests: the express lane still answers on the same connection pool.
+    expect((await fetch(`${sb.url}/`)).status).toBe(200);
+  });
+
   it('gives demo tokens that work on /demo and are refused on the production paths', async () => {
     const demo = await sb.token('demo');
     expect((await call('GET', '/demo/customers', demo)).status).toBe(200);
