@@ -42,6 +42,25 @@ describe('request journal', () => {
     expect((await journal()).body.data).toHaveLength(4);
   });
 
+  it('gives entries ids that follow the seed: the same requests under the same seed, the same ids, read as often as wanted', async () => {
+    const run = async (box: TestSandbox) => {
+      const as = box.as(await box.token());
+      await as.post('/customers', { name: 'Acme' });
+      await as.get('/customers');
+      return (await box.http.get('/_sandbox/requests')).body.data.map((e: { id: string }) => e.id) as string[];
+    };
+    const box = await setup({ seed: 'journal' });
+    const first = await run(box);
+    const again = await run(await setup({ seed: 'journal' }));
+    const other = await run(await setup({ seed: 'journal-2' }));
+    expect(first).toHaveLength(3);
+    expect(new Set(first).size).toBe(3);
+    expect(again).toEqual(first);
+    expect(other.some((id) => first.includes(id))).toBe(false);
+    // Made on first read and kept: a second listing answers the same ids.
+    expect((await box.http.get('/_sandbox/requests')).body.data.map((e: { id: string }) => e.id)).toEqual(first);
+  });
+
   it('stamps entries with the account clock', async () => {
     await sb.advance(3600 * 24).expect(200);
     await sb.as(token).get('/customers');
