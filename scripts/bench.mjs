@@ -13,8 +13,8 @@
 //   BENCH_SECONDS (10), BENCH_ROUNDS (2), BENCH_SIZES ("1000,100000"), BENCH_DATA_SIZES ("1000,1000000"),
 //   BENCH_DATA_WARMUP (20 s of writes before each --data measurement), BENCH_DATA_DIR (keep the seeded
 //   data files there and reuse them: seeding a million customers takes minutes), BENCH_WEBHOOKS (5000).
-// Linux only (CPU and RSS come from /proc). Bounded: about 15 minutes with the defaults (most of it
-// seeding and loading the million customers), loopback only. Run it on the Node of package.json's
+// Linux only (CPU and RSS come from /proc). Bounded: about 10 minutes with the defaults (a third of it
+// the --data rows: seeding, loading and warming up the million customers), loopback only. Run it on the Node of package.json's
 // "engines" (22): Node 22's compile cache is part of the cold start.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
