@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { defaultConfig, VERSION, type SandboxConfig } from '../config.js';
 import type { RunningSandbox } from '../sandbox.js';
 import { CliError, EXIT } from './errors.js';
+import { releaseStartupMemory } from './memory.js';
 
 function whole(name: string, min = 0) {
   return (raw: string) => {
@@ -99,7 +100,11 @@ export async function serve(flags: ServeFlags, env: SandboxConfig, problem?: Err
     `billing-sandbox ${VERSION} listening on ${shownUrl} (demo at ${shownUrl}/demo) | production client_id=${production.client_id} client_secret=${production.client_secret} | demo client_id=${demo.client_id} client_secret=${demo.client_secret}`,
   );
   stopOnSignals(sandbox);
+  releaseStartupMemory(STARTUP_SETTLE_MS);
 }
+
+/** How long after listening start-up's garbage is handed back (src/cli/memory.ts): after the first answers. */
+const STARTUP_SETTLE_MS = 500;
 
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 

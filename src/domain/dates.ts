@@ -3,7 +3,10 @@
 // arithmetic in the UTC context (@date-fns/utc), so a server in a time zone with daylight saving still
 // adds whole UTC days; ajv-formats does the check, the same rule the OpenAPI validator applies to
 // `format: date`. Durations on the clock (TTLs, settlement delays) stay plain milliseconds.
-import { utc } from '@date-fns/utc';
+// UTCDateMini, not the package root's UTCDate: UTCDate's module makes three Intl.DateTimeFormat at
+// load, which starts ICU (about 15 ms and several MB of memory at every start) for formatting the
+// sandbox never asks of it. Arithmetic needs only the UTC getters and setters, which the mini class has.
+import { UTCDateMini } from '@date-fns/utc/date/mini';
 // One module per function: the package root imports every date-fns function (seconds of start time),
 // and formatISO rather than format, which loads the locale machinery (half a second more).
 import { addDays as addDaysIn } from 'date-fns/addDays';
@@ -15,6 +18,9 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { DAY_MS, MINUTE_MS } from '../clock/durations.js';
 
 type Instant = number | Date;
+
+/** date-fns's `in` context: values read and written as UTC (what @date-fns/utc's own `utc` does, with the mini class). */
+const utc = (value: Instant | string) => new UTCDateMini(+new Date(value));
 
 /** True for YYYY-MM-DD naming a day that exists (2024-02-30 is not one). */
 export function isCalendarDate(value: string): boolean {

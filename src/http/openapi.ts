@@ -31,14 +31,14 @@ export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument 
     const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
     const document = (cachedParse(name, text) ?? parseYaml(text)) as Document;
     const bundled = bundleExternalRefs(document);
-    // Written out only when asked for (serving it): start-up does not pay for it.
-    let bundledText: string | undefined;
+    // Written out (or read again) only when asked for (serving it): start-up neither pays for it nor
+    // keeps the text in memory.
+    let yamlText: string | undefined;
     loaded = {
       document,
       get yamlText() {
-        if (!bundled) return text;
-        bundledText ??= stringifyYaml(document, { lineWidth: 0 });
-        return bundledText;
+        yamlText ??= bundled ? stringifyYaml(document, { lineWidth: 0 }) : readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
+        return yamlText;
       },
     };
     cache.set(name, loaded);
@@ -132,7 +132,9 @@ export function documentOperations(name: 'openapi' | 'control-plane' = 'openapi'
 
 export function createBackend(document: Document): OpenAPIBackend {
   const api = new OpenAPIBackend({
-    definition: structuredClone(document),
+    // Not a copy: openapi-backend dereferences it into objects of its own and never writes to it
+    // (test/openapi-document.test.ts checks the document after every operation has been called).
+    definition: document,
     quick: true,
     strict: true,
     coerceTypes: true,

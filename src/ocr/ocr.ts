@@ -205,7 +205,8 @@ function extractLineItems(lines: string[]): ExtractedLineItem[] {
     else continue;
     // Only rows whose arithmetic holds are line items (quantity x unit price = total, to the cent).
     if (Math.abs(quantity * unit - total) > 0.011) continue;
-    const [itemName, ...rest] = name.split(/\s+[-–]\s+/);
+    // A hyphen or an en dash (escaped: see scripts/bundle-cli.mjs on why the bundle stays ASCII).
+    const [itemName, ...rest] = name.split(/\s+[-\u2013]\s+/);
     items.push({ name: clip(itemName.trim(), LIMITS.nameChars), description: clip(rest.length ? rest.join(' - ').trim() : null, LIMITS.textChars), quantity, unit_price: unit, total });
   }
   return items;
