@@ -18,7 +18,7 @@
 // "engines" (22): Node 22's compile cache is part of the cold start.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, mkdirSync, readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { createRequire } from 'node:module';
@@ -229,7 +229,7 @@ if (SECTIONS.has('http')) await sideBySide();
 // (which builds the collection's index in memory: once per start), writes for BENCH_DATA_WARMUP
 // seconds (past JIT warm-up and the major GC that follows loading a large file), then measures; sizes
 // interleaved over the rounds. Each write has its own external_id, so the account's external-id
-// index gains an entry per write too. The log a measurement appended is removed after it.
+// index gains an entry per write too. Each measurement runs on a copy of the seeded file, removed after it.
 async function seeded(size) {
   const dir = DATA_DIR ? join(DATA_DIR, String(size)) : mkdtempSync(join(tmpdir(), 'bench-data-'));
   const file = join(dir, 'sandbox.json');
@@ -249,16 +249,23 @@ async function seeded(size) {
   return { dir, file, keep: Boolean(DATA_DIR) };
 }
 
-async function dataRound(size, { file, dir }, round) {
+/** Tells this run's writes from those of earlier runs in a reused data file (external ids are unique). */
+const RUN_ID = Date.now().toString(36);
+
+async function dataRound(size, { file: seed }, round) {
+  // On a copy of the seeded file: the log a run appends may be compacted into its snapshot.
+  const dir = mkdtempSync(join(tmpdir(), 'bench-run-'));
+  const file = join(dir, 'sandbox.json');
+  copyFileSync(seed, file);
   const run = await startCli(file, { timeoutMs: 600_000 });
   try {
     const headers = { authorization: `Bearer ${await cliToken(run.url)}`, 'content-type': 'application/json' };
     let n = 0;
     const post = {
       url: `${run.url}/customers`, method: 'POST', headers, connections: DATA_CONNECTIONS,
-      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: 'Bench', email: 'bench@bench.test', external_id: `bench-${round}-${n++}` }) }) }],
+      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: 'Bench', email: 'bench@bench.test', external_id: `bench-${RUN_ID}-${round}-${n++}` }) }) }],
     };
-    const first = await fetch(post.url, { method: 'POST', headers, body: JSON.stringify({ name: 'First', external_id: `first-${round}` }), signal: AbortSignal.timeout(600_000) });
+    const first = await fetch(post.url, { method: 'POST', headers, body: JSON.stringify({ name: 'First', external_id: `first-${RUN_ID}-${round}` }), signal: AbortSignal.timeout(600_000) });
     if (first.status !== 201) throw new Error(`first write with ${size} customers: ${first.status}`);
     await cannon(post, DATA_WARMUP);
     const m = { ...(await measure({ pid: run.child.pid }, post)), rss: rssMb(run.child.pid), startS: run.startSeconds };
@@ -267,7 +274,7 @@ async function dataRound(size, { file, dir }, round) {
   } finally {
     run.child.kill('SIGKILL');
     await run.exit;
-    for (const name of readdirSync(dir)) if (name.startsWith('sandbox.json.log.')) rmSync(join(dir, name));
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
