@@ -1,13 +1,14 @@
 // Part of `npm run build` (after tsc): the command line (src/cli/program.ts, with the server it starts)
-// bundled by esbuild into one ES module, dist/cli/bundle.mjs, with its dependencies. `node dist/cli.js`
-// then reads one file instead of resolving and compiling some 900 modules, and faker's unused locales
-// are left out (faker declares no side effects): start-up to the first answer goes from about a
+// bundled by esbuild into ES modules, dist/cli/bundle.mjs and its chunks, with its dependencies. `node
+// dist/cli.js` then reads a few files instead of resolving and compiling some 900 modules, and
+// faker's unused locales are left out (faker declares no side effects): start-up to the first answer goes from about a
 // second to a few hundred milliseconds. src/cli.ts imports it, and falls back to the compiled
 // modules (dist/cli/program.js) without it.
 //
 // Left out, loaded from node_modules when first needed: pdfkit and pdf-parse (they read font and
-// worker files beside their own code, and only PDF requests use them), pino-pretty (a terminal only)
-// and the native canvas pdf.js may load.
+// worker files beside their own code, and only PDF requests use them), pino-pretty (a terminal only),
+// the native canvas pdf.js may load, and iconv-lite (half a megabyte of encoding tables in a bundle's
+// source; from node_modules they load only when a body is first decoded).
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';

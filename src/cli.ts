@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `billing-sandbox` executable: serving (the default) and the commands that drive a running
-// sandbox, all defined under src/cli/ (program.ts lists them). It runs the build's one-file bundle
-// of them (scripts/bundle-cli.mjs: start-up reads one file rather than hundreds of modules), else the
+// sandbox, all defined under src/cli/ (program.ts lists them). It runs the build's bundle
+// of them (scripts/bundle-cli.mjs: start-up reads a few files rather than hundreds of modules), else the
 // compiled modules (a build without the bundle).
 import * as nodeModule from 'node:module';
 
