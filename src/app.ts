@@ -1,7 +1,7 @@
 // Owns the assembly of the sandbox: createDeps() builds the injected services, createApp() wires
 // them into an express app (never listening: supertest and startSandbox both use it).
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
 import { defaultConfig, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 import type { Feature } from './feature.js';
@@ -244,11 +244,19 @@ export function createApp(deps: Deps): SandboxApp {
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
 /**
+ * The HTTP server for an app, not listening yet: startSandbox listens with it, and the tests hand it to
+ * supertest, so both run requests exactly as served (header size limit, express's prototypes).
+ */
+export function createSandboxServer(app: Express): Server {
+  return createServer({ maxHeaderSize: LIMITS.headerBytes, ...expressMessageClasses(app) }, app);
+}
+
+/**
  * Request and response classes for node's server (createServer's IncomingMessage and ServerResponse
  * options) whose objects are born with express's methods for `app`, as express would otherwise give
  * them by changing each object's prototype on arrival.
  */
-export function expressMessageClasses(app: Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+function expressMessageClasses(app: Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
   class AppRequest extends IncomingMessage {}
   class AppResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
   // app.request and app.response inherit from node's own prototypes (express's request.js and response.js).

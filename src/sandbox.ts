@@ -1,9 +1,9 @@
 // Owns startSandbox() for test runners and the command line: a listening sandbox with typed helpers
 // for tokens, the clock, scenarios and reset. The public API (src/index.ts) re-exports it.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import ipaddr from 'ipaddr.js';
 import type { AddressInfo } from 'node:net';
-import { createApp, createDeps, expressMessageClasses, type DepsOverrides, type SandboxApp } from './app.js';
+import { createApp, createDeps, createSandboxServer, type DepsOverrides, type SandboxApp } from './app.js';
 import { defaultConfig, type DefaultCredentials, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 import { didYouMean } from './suggest.js';
@@ -11,7 +11,6 @@ import { tokenRequestInit } from './auth/tokens.js';
 import { STREAM_SERVICE } from './stream/feature.js';
 import type { HttpErrorBody } from './errors.js';
 import { answerClientErrors } from './http/client-error.js';
-import { LIMITS } from './limits.js';
 import type { ScenarioDocument } from './scenarios/document.js';
 
 
@@ -91,7 +90,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const app = createApp(deps);
   const bindHost = config.host ?? '127.0.0.1';
   // Not app.listen: express 5 hands a listen error to its callback, which would look like success.
-  const server: Server = createServer({ maxHeaderSize: LIMITS.headerBytes, ...expressMessageClasses(app) }, app);
+  const server: Server = createSandboxServer(app);
   answerClientErrors(server, deps.log);
   try {
     await new Promise<void>((resolve, reject) => {

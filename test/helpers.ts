@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeEach, expect } from '@jest/globals';
 import { LIMITS } from '../src/limits.js';
 import request from 'supertest';
-import { createApp, createDeps } from '../src/app.js';
+import { createApp, createDeps, createSandboxServer } from '../src/app.js';
 import type { SandboxConfig } from '../src/config.js';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,7 +71,8 @@ export async function setup(config: Partial<SandboxConfig> = {}): Promise<TestSa
   );
   if (process.env.SANDBOX_VERIFY_DATA) verified.push({ deps, file: config.dataFile as string });
   const app = createApp(deps);
-  const http = request(app);
+  // The server startSandbox listens with (supertest starts it on a free port per request).
+  const http = request(createSandboxServer(app));
   const prefix = (env: 'production' | 'demo') => (env === 'demo' ? '/demo' : '');
   const sandbox: TestSandbox = {
     app,
