@@ -42,6 +42,7 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
+import { plainJsonBody } from './http/json-body.js';
 import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
 import { streamFeature } from './stream/feature.js';
@@ -158,6 +159,8 @@ export function createApp(deps: Deps): SandboxApp {
     checkoutCors(isCheckoutPath),
     wellFormedUrl(deps),
     bodyParsers([
+      // Most bodies: plain JSON, read without body-parser's plumbing; the rest fall through to it.
+      plainJsonBody(LIMITS.jsonBodyBytes, (req) => isTokenPath(req.path)),
       // Not on the token endpoint: its request is a form, and a JSON body there (even a malformed one)
       // is refused with 415 once the client's credentials are checked, never read.
       express.json({ limit: LIMITS.jsonBodyBytes, type: (req) => !isTokenPath((req as Request).path) && Boolean((req as Request).is(['application/json', 'application/*+json'])) }),
