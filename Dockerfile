@@ -1,15 +1,19 @@
-# Owns the container image: build in one stage, ship only the packed package and its production
-# dependencies, run as the non-root `node` user on 0.0.0.0:4010. Any Node 22 (or newer) image with npm, sh and tar
-# works as BASE_IMAGE (scripts/container-smoke.sh builds with one made from the host's own node).
+# Owns the container image: build in one stage, ship only the packed package and the production
+# dependencies its command line loads from node_modules, run as the non-root `node` user on
+# 0.0.0.0:4010. Any Node 22 (or newer) image with npm, sh and tar works as BASE_IMAGE
+# (scripts/container-smoke.sh builds with one made from the host's own node).
 ARG BASE_IMAGE=node:22-bookworm-slim
 
-# Production dependencies only, from the lock file (cached until package*.json change).
+# Production dependencies from the lock file (cached until package*.json change), of which the image
+# keeps only what the command line loads from node_modules: its bundle (dist/cli/) holds the rest.
+# Types, source maps, package docs and the PDF packages' browser builds are not run: left out too.
 FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json scripts/prune-image.mjs ./
-# Types, source maps and package docs are not run: left out of the image.
+COPY package.json package-lock.json ./
+COPY scripts/prune-image.mjs scripts/prune-image.mjs
+COPY scripts/lib/cli-externals.mjs scripts/lib/cli-externals.mjs
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
- && node prune-image.mjs node_modules
+ && node scripts/prune-image.mjs --cli-externals node_modules
 
 # Build with the dev dependencies, then pack: the image ships exactly what the npm package ships
 # (package.json "files"), so `docker run` and `npx billing-sandbox` run the same bits.

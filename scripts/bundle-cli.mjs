@@ -5,17 +5,15 @@
 // second to a few hundred milliseconds. src/cli.ts imports it, and falls back to the compiled
 // modules (dist/cli/program.js) without it.
 //
-// Left out, loaded from node_modules when first needed: pdfkit and pdf-parse (they read font and
-// worker files beside their own code, and only PDF requests use them), pino-pretty (a terminal only),
-// the native canvas pdf.js may load, and iconv-lite (half a megabyte of encoding tables in a bundle's
-// source; from node_modules they load only when a body is first decoded).
+// Left out, loaded from node_modules when first needed: the packages scripts/lib/cli-externals.mjs
+// lists, with why.
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLI_EXTERNALS } from './lib/cli-externals.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const LAZY = ['pdfkit', 'pdf-parse', 'pino-pretty', '@napi-rs/canvas', 'iconv-lite'];
 
 // Chunks of an earlier build have other hashes: cleared first.
 for (const name of readdirSync(join(ROOT, 'dist', 'cli'), { withFileTypes: true })) {
@@ -39,7 +37,7 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: LAZY.flatMap((name) => [name, `${name}/*`]),
+  external: CLI_EXTERNALS.flatMap((name) => [name, `${name}/*`]),
   // The CommonJS packages inside an ES module bundle still call require() for node's own modules.
   banner: { js: 'import { createRequire as __sandboxCreateRequire } from "node:module"; const require = __sandboxCreateRequire(import.meta.url);' },
   // Their licence notices travel with the code (every bundled package is also an installed dependency).
