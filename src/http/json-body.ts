@@ -3,8 +3,9 @@
 // parsed by body-parser's rules for json() (empty: {}; strict: an object or an array at the top; a
 // leading byte-order mark dropped), failing with the same error types, without its stream plumbing (a
 // decoder, an async resource and five listeners per body). Every other body (another charset, a
-// compressed or chunked one, one over the limit, a form, YAML) is left to body-parser, which runs next.
-import type { NextFunction, Request, Response } from 'express';
+// compressed or chunked one, one over the limit, a form, YAML) is left to body-parser; a body read
+// here skips body-parser's parsers altogether.
+import type { Request } from 'express';
 
 /** `application/json`, optionally with `charset=utf-8` (quoted or not), as a client sends it. */
 const PLAIN_JSON = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf-8")[ \t]*)?$/i;
@@ -28,16 +29,21 @@ function parsed(text: string): { value: unknown } | { error: Error } {
   }
 }
 
+/**
+ * Reads the body when it is plain JSON: answers false at once for any other (the caller hands it to
+ * body-parser), else true, and calls `done` once the body is in `req.body` (or with the error that
+ * body-parser would give).
+ */
 export function plainJsonBody(limitBytes: number, skip: (req: Request) => boolean) {
-  return (req: Request, _res: Response, next: NextFunction): void => {
+  return (req: Request, done: (error?: Error) => void): boolean => {
     const { headers } = req;
     const type = headers['content-type'];
     const lengthHeader = headers['content-length'];
     const encoding = headers['content-encoding'];
-    if (type === undefined || lengthHeader === undefined || headers['transfer-encoding'] !== undefined || !PLAIN_JSON.test(type)) return next();
-    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return next();
+    if (type === undefined || lengthHeader === undefined || headers['transfer-encoding'] !== undefined || !PLAIN_JSON.test(type)) return false;
+    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
     const length = Number(lengthHeader);
-    if (!Number.isSafeInteger(length) || length > limitBytes || req.complete || skip(req)) return next();
+    if (!Number.isSafeInteger(length) || length > limitBytes || req.complete || skip(req)) return false;
     const chunks: Buffer[] = [];
     let received = 0;
     let settled = false;
@@ -49,12 +55,12 @@ export function plainJsonBody(limitBytes: number, skip: (req: Request) => boolea
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('aborted', onAborted);
-      if (error) return next(error);
-      if (received !== length) return next(bodyError('request size did not match content length', 'request.size.invalid'));
+      if (error) return done(error);
+      if (received !== length) return done(bodyError('request size did not match content length', 'request.size.invalid'));
       const result = parsed(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
-      if ('error' in result) return next(result.error);
+      if ('error' in result) return done(result.error);
       req.body = result.value;
-      next();
+      done();
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
@@ -67,5 +73,6 @@ export function plainJsonBody(limitBytes: number, skip: (req: Request) => boolea
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
+    return true;
   };
 }

@@ -9,6 +9,7 @@ import type { Interceptor } from '../http/router.js';
 import { exchange } from '../http/exchange.js';
 import type { Account } from '../store/store.js';
 import { errorReplyFor, exampleReply, unforceable } from './replies.js';
+import type { RequestDecision } from './engine.js';
 
 export const SCENARIO_ENGINE = 'scenarioEngine';
 /** Replaceable wait used by delay_ms (tests may swap in a recorder instead of waiting). */
@@ -64,8 +65,11 @@ function cut(socket: Socket, mode: 'reset' | 'empty'): void {
   else socket.end();
 }
 
-/** Scenario rules: wait for the delays that fire, then answer or cut the connection if a rule says so. */
-export const scenarioInterceptor: Interceptor = async (ctx: RequestContext, operation: Operation): Promise<Reply | undefined> => {
+/**
+ * Scenario rules: wait for the delays that fire, then answer or cut the connection if a rule says so.
+ * Synchronous unless a delay fired: a request no rule delays makes no promise (see the router).
+ */
+export const scenarioInterceptor: Interceptor = (ctx: RequestContext, operation: Operation): Promise<Reply | undefined> | Reply | undefined => {
   const deps: Deps = ctx.deps;
   const engine = deps.services.get(SCENARIO_ENGINE);
   if (!engine) return undefined;
@@ -79,7 +83,14 @@ export const scenarioInterceptor: Interceptor = async (ctx: RequestContext, oper
   });
   if (!decision.fired.length) return undefined;
   deps.log.debug({ account: account.id, operation: ctx.operationId, rules: decision.fired }, 'scenario rules fired');
-  if (decision.delayMs > 0) await (deps.services.get(SCENARIO_SLEEP) ?? realSleep)(decision.delayMs);
+  if (decision.delayMs > 0) {
+    return (deps.services.get(SCENARIO_SLEEP) ?? realSleep)(decision.delayMs).then(() => decidedReply(ctx, deps, account, decision));
+  }
+  return decidedReply(ctx, deps, account, decision);
+};
+
+/** What the rules that fired decided, once their delays are over: nothing, a cut connection, or an answer. */
+function decidedReply(ctx: RequestContext, deps: Deps, account: Account, decision: RequestDecision): Reply | undefined {
   const terminal = decision.terminal;
   if (!terminal) return undefined;
   exchange(ctx.res).forced = `scenario ${decision.fired.at(-1)}`;
@@ -109,4 +120,4 @@ export const scenarioInterceptor: Interceptor = async (ctx: RequestContext, oper
     ? errorReplyFor(deps, account, respond.status, { code: respond.code, message: respond.message })
     : exampleReply(ctx.operationId, respond.status) as Reply;
   return { ...reply, headers: { ...reply.headers, ...respond.headers } };
-};
+}
