@@ -8,7 +8,7 @@
 // state (src/store/module-state.ts), changed(account) for an account's clock, counters or jobs,
 // changed() for partners and keys, and resets. Account.transaction is the unit of work
 // (src/store/unit-of-work.ts).
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -181,7 +181,8 @@ export class Account {
   /** A new id, `prefix_` plus 20 hex characters: deterministic for a seed, account and sequence. */
   newId(prefix: string): string {
     const n = this.next('ids');
-    const digest = createHash('sha256').update(`${this.store.seed}|${this.data.id}|${n}`).digest('hex');
+    // crypto.hash: the same SHA-256 digest in one call, without a Hash object per id.
+    const digest = hash('sha256', `${this.store.seed}|${this.data.id}|${n}`, 'hex');
     return `${prefix}_${digest.slice(0, 20)}`;
   }
 
