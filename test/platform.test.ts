@@ -129,6 +129,22 @@ describe('rate limiting', () => {
 });
 
 describe('the account clock', () => {
+  it('an advance by seconds adds exactly that many seconds, however much real time passes while it runs', async () => {
+    const start = sb.time.now;
+    let reads = 0;
+    // A busy machine: every read of real time finds it a millisecond later.
+    Object.defineProperty(sb.time, 'now', { configurable: true, enumerable: true, get: () => start + reads++ });
+    try {
+      const before = (await sb.http.get('/_sandbox/clock')).body.offset_seconds as number;
+      const advanced = (await sb.advance(90)).body;
+      expect(reads).toBeGreaterThan(2);
+      expect(advanced.offset_seconds).toBe(before + 90);
+      expect(sb.deps.store.account('ptn_default', 'production').clock.offsetMs).toBe(before * 1000 + 90_000);
+    } finally {
+      Object.defineProperty(sb.time, 'now', { configurable: true, enumerable: true, writable: true, value: start + reads });
+    }
+  });
+
   it('reads real time plus its offset and moves only forward', async () => {
     const clock = (await sb.http.get('/_sandbox/clock')).body;
     expect(clock).toEqual({ now: new Date(sb.time.now).toISOString(), offset_seconds: 0, failed_jobs: [] });

@@ -52,6 +52,17 @@ export class AccountClock {
   }
 
   /**
+   * Raise the offset to `offsetMs` (never lower it): an advance by a number of seconds moves the
+   * clock by exactly that much, whatever real time passed while it ran due work.
+   */
+  raiseOffsetTo(offsetMs: number): void {
+    if (offsetMs > this.data.offset_ms) {
+      this.data.offset_ms = offsetMs;
+      this.onMove();
+    }
+  }
+
+  /**
    * Read `ms` earlier. Only for replaying a seeded history (fixtures), which then plays forward to
    * where the clock stood; everything else moves the clock forward only.
    */
