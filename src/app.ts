@@ -1,7 +1,8 @@
 // Owns the assembly of the sandbox: createDeps() builds the injected services, createApp() wires
 // them into an express app (never listening: supertest and startSandbox both use it).
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import { http } from './node-http.js';
 import { defaultConfig, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
 import type { Feature } from './feature.js';
@@ -253,7 +254,7 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => void;
  * supertest, so both run requests exactly as served (header size limit, express's prototypes).
  */
 export function createSandboxServer(app: Express): Server {
-  return createServer({ maxHeaderSize: LIMITS.headerBytes, ...expressMessageClasses(app) }, app);
+  return http.createServer({ maxHeaderSize: LIMITS.headerBytes, ...expressMessageClasses(app) }, app);
 }
 
 /**
@@ -261,9 +262,9 @@ export function createSandboxServer(app: Express): Server {
  * options) whose objects are born with express's methods for `app`, as express would otherwise give
  * them by changing each object's prototype on arrival.
  */
-function expressMessageClasses(app: Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
-  class AppRequest extends IncomingMessage {}
-  class AppResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
+function expressMessageClasses(app: Express): { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse } {
+  class AppRequest extends http.IncomingMessage {}
+  class AppResponse<R extends IncomingMessage = IncomingMessage> extends http.ServerResponse<R> {}
   // app.request and app.response inherit from node's own prototypes (express's request.js and response.js).
   Object.setPrototypeOf(AppRequest.prototype, app.request);
   Object.setPrototypeOf(AppResponse.prototype, app.response);

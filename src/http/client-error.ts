@@ -3,7 +3,7 @@
 // as every other refusal, written straight to the socket, which is then closed.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { STATUS_CODES } from 'node:http';
+import { http } from '../node-http.js';
 import { ApiError, Errors, type ErrorTemplate } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LIMITS } from '../limits.js';
@@ -26,7 +26,7 @@ function refusalFor(code: string | undefined): ApiError {
 function responseBytes(error: ApiError): string {
   const body = JSON.stringify(error.body);
   const template: ErrorTemplate = error.template;
-  return `HTTP/1.1 ${template.status} ${STATUS_CODES[template.status] ?? 'Error'}\r\n`
+  return `HTTP/1.1 ${template.status} ${http.STATUS_CODES[template.status] ?? 'Error'}\r\n`
     + 'Content-Type: application/json; charset=utf-8\r\n'
     + `Content-Length: ${Buffer.byteLength(body)}\r\n`
     + 'Connection: close\r\n\r\n'

@@ -3,7 +3,7 @@
 // the hostname), a redirect limit, an overall time-out, non-2xx refused, a streamed 10 MB cap and
 // the PDF header check. --allow-private-urls relaxes only the address rule.
 import { lookup as dnsLookup } from 'node:dns/promises';
-import https from 'node:https';
+import { https } from '../node-http.js';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';

@@ -1,6 +1,7 @@
 // Owns the webhook receiver for users' test suites: a local HTTP server that collects the sandbox's
 // deliveries, answers with a status the test chooses, and waits for a topic to arrive.
-import http, { type IncomingHttpHeaders, type Server } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import { http } from '../node-http.js';
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedWebhook {

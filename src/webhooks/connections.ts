@@ -4,8 +4,8 @@
 // connection is closed after a few idle seconds (sooner if the receiver's Keep-Alive hint says so).
 // A receiver cannot poison its pool: a connection goes back to it only after a complete, read answer;
 // an answer cut at the read cap, a time-out or a parse error destroys that connection.
-import http from 'node:http';
-import https from 'node:https';
+import type { Agent } from 'node:http';
+import { http, https } from '../node-http.js';
 import { LIMITS } from '../limits.js';
 
 /** A free connection closes after this long idle (Node uses the receiver's hint minus 1 s when shorter). */
@@ -13,10 +13,10 @@ const IDLE_MS = 4_000;
 
 export class ReceiverConnections {
   /** Agents by origin, least recently used first (a Map keeps insertion order). */
-  private readonly agents = new Map<string, http.Agent>();
+  private readonly agents = new Map<string, Agent>();
 
   /** The agent for a receiver url's origin, created on first use. */
-  agentFor(target: URL): http.Agent {
+  agentFor(target: URL): Agent {
     const origin = `${target.protocol}//${target.host}`;
     let agent = this.agents.get(origin);
     if (agent) {
@@ -26,7 +26,7 @@ export class ReceiverConnections {
       const options = { keepAlive: true, maxSockets: 8, maxFreeSockets: 8, timeout: IDLE_MS, scheduling: 'lifo' as const };
       agent = target.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
       if (this.agents.size >= LIMITS.webhookReceiverPools) {
-        const [oldest, pool] = this.agents.entries().next().value as [string, http.Agent];
+        const [oldest, pool] = this.agents.entries().next().value as [string, Agent];
         this.agents.delete(oldest);
         pool.destroy();
       }

@@ -1,8 +1,8 @@
 // Owns one HTTP delivery attempt to a receiver: a JSON POST with the subscription's secret as a bearer
 // token, a hard time-out over the whole exchange, no redirects, and at most a small capped read.
 // The connection comes from the receiver's keep-alive pool when one is given (src/webhooks/connections.ts).
-import http from 'node:http';
-import https from 'node:https';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { http, https } from '../node-http.js';
 import { VERSION } from '../config.js';
 import type { ReceiverConnections } from './connections.js';
 
@@ -56,7 +56,7 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
     };
     if (secretKey) headers.Authorization = `Bearer ${secretKey}`;
     const client = target.protocol === 'https:' ? https : http;
-    let req: http.ClientRequest | undefined;
+    let req: ClientRequest | undefined;
     const timer = setTimeout(() => {
       finish({ ok: false, status_code: null, error: `timed out after ${options.timeoutMs} ms` });
       req?.destroy();
@@ -80,7 +80,7 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
       listen(req, firstTry);
       req.end(body);
     };
-    const listen = (req: http.ClientRequest, firstTry: boolean): void => {
+    const listen = (req: ClientRequest, firstTry: boolean): void => {
       let answered = false;
       req.on('response', (res) => {
         answered = true;
@@ -93,7 +93,7 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
         finish({ ok: false, status_code: null, error: `connection error: ${error.code ?? error.message}` });
       });
     };
-    const onResponse = (req: http.ClientRequest, res: http.IncomingMessage): void => {
+    const onResponse = (req: ClientRequest, res: IncomingMessage): void => {
       const status = res.statusCode ?? 0;
       const ok = status >= 200 && status < 300;
       const redirect = status >= 300 && status < 400;
