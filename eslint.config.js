@@ -1,7 +1,7 @@
 // Owns the TypeScript lint of the sandbox's source: typescript-eslint's recommended rules that use
 // type information, over src/ (the generated document types excluded: they are openapi-typescript's
 // output, rewritten by every `npm run gen`). A rule that is wrong for one line is disabled on that
-// line, with the reason. One rule has options, and the parity suite reads untyped JSON (both below).
+// line, with the reason. Two rules have options, and the parity suite reads untyped JSON (all below).
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
@@ -21,6 +21,13 @@ export default defineConfig([
       // (`const { secret: _secret, ...rest }`), an argument a signature requires (express's `_next`).
       '@typescript-eslint/no-unused-vars': ['error', {
         argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_',
+      }],
+      // An ES module import of node:http reads all its exports, and its WebSocket getter loads undici
+      // at every start (about 40 ms and 10 MB): the values come from src/node-http.ts, types freely.
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: ['node:http', 'node:https', 'http', 'https'].map((name) => ({
+          name, allowTypeImports: true, message: 'Import { http, https } from src/node-http.ts (see why there); type-only imports are fine.',
+        })),
       }],
     },
   },

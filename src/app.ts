@@ -43,7 +43,7 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
-import { plainJsonBody } from './http/json-body.js';
+import { plainJsonBody, type BodyReader } from './http/json-body.js';
 import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
 import { streamFeature } from './stream/feature.js';
@@ -298,7 +298,7 @@ function runSteps(steps: Middleware[], req: Request, res: Response, fail: (error
  * The body parsers, run only when the request has a body (a GET never pays for them): the fast path
  * when it takes the body, else body-parser's parsers in turn.
  */
-function bodyParsers(fast: (req: Request, done: (error?: Error) => void) => boolean, parsers: Middleware[]): Middleware {
+function bodyParsers(fast: BodyReader, parsers: Middleware[]): Middleware {
   return (req, res, next) => {
     // type-is's hasBody: an empty body with a Content-Length is still a body (JSON's reads as {}).
     if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) return next();

@@ -8,6 +8,10 @@ export interface ClockData {
 export type RealNow = () => number;
 
 export class AccountClock {
+  /** The millisecond iso() last formatted, and its text. */
+  private isoMs = Number.NaN;
+  private isoText = '';
+
   /** `onMove`: told when the offset changes, so a persistent store writes it (a clock advance is a write). */
   constructor(private readonly data: ClockData, private readonly realNow: RealNow, private readonly onMove: () => void = () => undefined) {}
 
@@ -30,9 +34,6 @@ export class AccountClock {
     return this.isoText;
   }
 
-  private isoMs = Number.NaN;
-  private isoText = '';
-
   /** Today on the account clock, YYYY-MM-DD (UTC). */
   today(): string {
     return this.iso().slice(0, 10);
@@ -44,11 +45,7 @@ export class AccountClock {
 
   /** Move the clock so that it reads `targetMs` now; never backwards. */
   moveTo(targetMs: number): void {
-    const delta = targetMs - this.nowMs();
-    if (delta > 0) {
-      this.data.offset_ms += delta;
-      this.onMove();
-    }
+    this.raiseOffsetTo(this.data.offset_ms + targetMs - this.nowMs());
   }
 
   /**

@@ -29,13 +29,16 @@ function parsed(text: string): { value: unknown } | { error: Error } {
   }
 }
 
+/** Takes the body (true, then `done` once it is read) or leaves it to the next parser (false). */
+export type BodyReader = (req: Request, done: (error?: Error) => void) => boolean;
+
 /**
  * Reads the body when it is plain JSON: answers false at once for any other (the caller hands it to
  * body-parser), else true, and calls `done` once the body is in `req.body` (or with the error that
  * body-parser would give).
  */
-export function plainJsonBody(limitBytes: number, skip: (req: Request) => boolean) {
-  return (req: Request, done: (error?: Error) => void): boolean => {
+export function plainJsonBody(limitBytes: number, skip: (req: Request) => boolean): BodyReader {
+  return (req, done) => {
     const { headers } = req;
     const type = headers['content-type'];
     const lengthHeader = headers['content-length'];

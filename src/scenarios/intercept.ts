@@ -69,7 +69,7 @@ function cut(socket: Socket, mode: 'reset' | 'empty'): void {
  * Scenario rules: wait for the delays that fire, then answer or cut the connection if a rule says so.
  * Synchronous unless a delay fired: a request no rule delays makes no promise (see the router).
  */
-export const scenarioInterceptor: Interceptor = (ctx: RequestContext, operation: Operation): Promise<Reply | undefined> | Reply | undefined => {
+export const scenarioInterceptor: Interceptor = (ctx: RequestContext, operation: Operation) => {
   const deps: Deps = ctx.deps;
   const engine = deps.services.get(SCENARIO_ENGINE);
   if (!engine) return undefined;
