@@ -1,5 +1,6 @@
-# Owns the container image: build in one stage, ship only the packed package and the production
-# dependencies its command line loads from node_modules, run as the non-root `node` user on
+# Owns the container image: build on a Node image, ship only the packed package and the production
+# dependencies its command line loads from node_modules, on a root file system of node and the
+# libraries it loads (no shell, no npm: FROM scratch), run as the non-root `node` user on
 # 0.0.0.0:4010. Any Node 22 (or newer) image with npm, sh and tar works as BASE_IMAGE
 # (scripts/container-smoke.sh builds with one made from the host's own node).
 ARG BASE_IMAGE=node:22-bookworm-slim
@@ -29,19 +30,29 @@ RUN npm run build \
  && node scripts/prune-image.mjs /out/dist \
  && rm -rf /out/dist/cjs/types
 
-FROM ${BASE_IMAGE}
-ENV NODE_ENV=production \
+# The root file system the sandbox runs on: the base's node, its symbol tables stripped (binutils'
+# strip, installed when the base lacks it), the C and C++ libraries it loads, the users root and
+# node, /tmp, and /data owned by node. Half the size of a slim Node image, which also carries npm,
+# a shell and Debian's tools that the sandbox never runs.
+FROM ${BASE_IMAGE} AS runtime
+RUN command -v strip >/dev/null || { apt-get update && apt-get install -y --no-install-recommends binutils && rm -rf /var/lib/apt/lists/*; }
+COPY scripts/runtime-rootfs.mjs /tmp/runtime-rootfs.mjs
+RUN node /tmp/runtime-rootfs.mjs /rootfs
+
+FROM scratch
+COPY --from=runtime /rootfs/ /
+ENV PATH=/usr/local/bin:/usr/bin:/bin \
+    NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4010
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /out/ ./
-# The place for a data file: mount a volume here and pass --data /data/sandbox.json
+# /data is the place for a data file: mount a volume there and pass --data /data/sandbox.json
 # (or SANDBOX_DATA=/data/sandbox.json). Without it the sandbox keeps everything in memory.
-RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 4010
-# No curl in slim images: node itself asks the control plane (with the admin token when one is set).
+# No curl or shell in the image: node itself asks the control plane (with the admin token when one is set).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["node", "-e", "const t=process.env.SANDBOX_ADMIN_TOKEN;fetch('http://127.0.0.1:'+(process.env.PORT||4010)+'/_sandbox/health',{headers:t?{'x-sandbox-admin-token':t}:{}}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # The CLI handles SIGTERM and SIGINT itself (in-flight requests finish, the data file is flushed),

@@ -2,11 +2,12 @@
 // declarations, source maps, Markdown docs, and @types packages (licence and notice files stay).
 // With --cli-externals, a node_modules folder keeps only the packages the command line's bundle
 // loads from node_modules (scripts/lib/cli-externals.mjs) and what they depend on, since everything
-// else is inside the bundle; and of the PDF packages, only the files a Node process loads.
+// else is inside the bundle, less the packages the image leaves out on purpose (the native canvas);
+// and of the PDF packages, only the files a Node process loads.
 // Node rather than find(1): the image's base may be as small as node, npm, sh and tar.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { CLI_EXTERNALS } from './lib/cli-externals.mjs';
+import { CLI_EXTERNALS, NOT_IN_IMAGE } from './lib/cli-externals.mjs';
 
 const DROP = /\.(d\.[mc]?ts|map|md|markdown)$/i;
 const KEEP = /^(licen[cs]e|notice)/i;
@@ -46,10 +47,14 @@ function resolvePackage(root, from, name) {
   return undefined;
 }
 
-/** The folders of `names` and of every package they depend on (optional and peer dependencies when installed). */
+/**
+ * The folders of `names` and of every package they depend on (optional and peer dependencies when
+ * installed), except the packages NOT_IN_IMAGE names and what only they bring.
+ */
 function closure(root, names) {
   const kept = new Set();
   const visit = (from, name, required) => {
+    if (NOT_IN_IMAGE.includes(name)) return;
     const dir = resolvePackage(root, from, name);
     if (!dir) {
       if (required) throw new Error(`prune-image: ${name} is not installed under ${root}`);

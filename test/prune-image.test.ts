@@ -1,7 +1,7 @@
 // The image's dependency trim (scripts/prune-image.mjs --cli-externals, run by the Dockerfile) on a
 // made-up node_modules: the command line's externals and everything they depend on stay (hoisted or
-// nested, optional ones when installed), every other package goes, and so do declarations, docs and
-// the PDF builds Node never loads. A required dependency that is not installed stops the trim.
+// nested, optional ones when installed), every other package goes, and so do the native canvas that
+// the image leaves out on purpose, declarations, docs and the PDF builds Node never loads. A required dependency that is not installed stops the trim.
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
@@ -46,7 +46,8 @@ function project(): string {
   // Its own, newer `tiny` nested: both copies stay, each for its dependant.
   pkg(root, 'node_modules/pino-pretty', { dependencies: { tiny: '2' }, optionalDependencies: { 'not-installed': '1' } });
   pkg(root, 'node_modules/pino-pretty/node_modules/tiny');
-  pkg(root, 'node_modules/iconv-lite', { dependencies: { 'safer-buffer': '2' }, peerDependencies: { 'peer-absent': '1' } });
+  pkg(root, 'node_modules/iconv-lite', { dependencies: { 'safer-buffer': '2' }, optionalDependencies: { 'optional-present': '1' }, peerDependencies: { 'peer-absent': '1' } });
+  pkg(root, 'node_modules/optional-present');
   pkg(root, 'node_modules/safer-buffer');
   // Inside the CLI's bundle: removed with what only they need.
   pkg(root, 'node_modules/express', { dependencies: { accepts: '1' } });
@@ -63,12 +64,12 @@ describe('prune-image --cli-externals', () => {
     const root = project();
     const run = prune(root);
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain('kept 11 packages');
+    expect(run.stdout).toContain('kept 10 packages');
+    // pdf-parse requires the canvas, and the canvas its platform package: neither is kept.
     expect(files(join(root, 'node_modules'))).toEqual([
-      '@napi-rs/canvas-linux-x64-gnu/canvas.node', '@napi-rs/canvas-linux-x64-gnu/package.json',
-      '@napi-rs/canvas/index.js', '@napi-rs/canvas/package.json',
       'fontkit/LICENSE', 'fontkit/index.js', 'fontkit/package.json',
       'iconv-lite/index.js', 'iconv-lite/package.json',
+      'optional-present/index.js', 'optional-present/package.json',
       'pdf-parse/dist/pdf-parse/esm/index.js', 'pdf-parse/package.json',
       'pdfjs-dist/legacy/build/pdf.mjs', 'pdfjs-dist/legacy/build/pdf.worker.mjs', 'pdfjs-dist/package.json', 'pdfjs-dist/standard_fonts/a.pfb',
       'pdfkit/index.js', 'pdfkit/package.json',

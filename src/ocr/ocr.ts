@@ -51,10 +51,44 @@ export function decodeDocument(content: string, contentType: DocumentType): Buff
   return bytes;
 }
 
+/**
+ * pdf.js's warnings at load about what only rendering uses: the native canvas package (which the
+ * container image leaves out, 30 MB) and the ImageData and Path2D it would have supplied. The
+ * sandbox reads text and never renders, so these say nothing to its user; any other warning passes.
+ */
+const RENDERING_ONLY_WARNING = /^Warning: Cannot (load "@napi-rs\/canvas" package|polyfill `(ImageData|Path2D)`)/;
+
+let pdfParse: Promise<typeof import('pdf-parse')> | undefined;
+
+/**
+ * pdf-parse, loaded on first use: it brings pdf.js, which costs start-up time and memory no other
+ * request needs. pdf.js builds a DOMMatrix while it loads (for rendering) and takes it from
+ * globalThis, else from the native canvas package; Node has none, so a maintained pure-JavaScript
+ * DOMMatrix (@thednp/dommatrix) is defined first, and text is read the same with or without the canvas.
+ */
+function loadPdfParse(): Promise<typeof import('pdf-parse')> {
+  pdfParse ??= (async () => {
+    const scope = globalThis as { DOMMatrix?: unknown };
+    scope.DOMMatrix ??= (await import('@thednp/dommatrix')).default;
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => {
+      if (!RENDERING_ONLY_WARNING.test(String(args[0]))) warn(...args);
+    };
+    try {
+      return await import('pdf-parse');
+    } finally {
+      console.warn = warn;
+    }
+  })().catch((error: unknown) => {
+    pdfParse = undefined; // the next document tries again
+    throw error;
+  });
+  return pdfParse;
+}
+
 /** The PDF's text layer, or null when it has none or cannot be parsed. */
 export async function pdfText(bytes: Buffer): Promise<string | null> {
-  // Loaded on first use: pdf-parse brings pdf.js, which costs start-up time and memory no other request needs.
-  const { PDFParse } = await import('pdf-parse');
+  const { PDFParse } = await loadPdfParse();
   const parser = new PDFParse({ data: new Uint8Array(bytes) });
   try {
     const result = await parser.getText();
