@@ -1,25 +1,28 @@
 #!/usr/bin/env node
 // The `billing-sandbox` executable: serving (the default) and the commands that drive a running
-// sandbox, all defined under src/cli/ (program.ts lists them). It runs the build's bundle
-// of them (scripts/bundle-cli.mjs: start-up reads a few files rather than hundreds of modules), else the
-// compiled modules (a build without the bundle).
+// sandbox, all defined under src/cli/ (program.ts lists them). It runs the build's bundle of them
+// (scripts/bundle-cli.mjs: start-up reads one script rather than hundreds of modules) with a code
+// cache taken after start-up (src/cli/code-cache.ts), else the compiled modules (a build without
+// the bundle).
 import * as nodeModule from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { codeCacheDir, loadWithCodeCache } from './cli/code-cache.js';
 
 type Program = typeof import('./cli/program.js');
 
 // Node 22's on-disk cache of compiled code (NODE_COMPILE_CACHE names its folder; default: the system's
-// temporary folder): a later start skips compiling the bundle again. Absent in Node 20: skipped.
+// temporary folder), for the compiled modules and the packages loaded from node_modules. Absent in
+// Node 20: skipped.
 (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
-async function program(): Promise<Program> {
-  // A variable, so TypeScript does not look for the bundle (only the build writes it, in dist/cli/).
-  const bundle = './cli/bundle.mjs';
+async function program(): Promise<{ run: Program['run']; saveCodeCache?: () => void }> {
   try {
-    return (await import(bundle)) as Program;
+    const bundle = loadWithCodeCache<Program>(fileURLToPath(new URL('./cli/bundle.cjs', import.meta.url)), codeCacheDir());
+    return { run: bundle.exports.run, saveCodeCache: bundle.saveCache };
   } catch (error) {
-    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND' || !String((error as Error).message).includes('bundle.mjs')) throw error;
+    if ((error as { code?: string }).code !== 'ENOENT') throw error;
     return import('./cli/program.js');
   }
 }
 
-void program().then(({ run }) => run(process.argv));
+void program().then(({ run, saveCodeCache }) => run(process.argv, { settled: saveCodeCache }));

@@ -12,9 +12,14 @@ const SMALL_HEAP_BYTES = 64 * 1024 * 1024;
 
 type Collect = (options: { type: 'major'; flavor: 'last-resort' }) => void;
 
-/** Once, `delayMs` after the server listens (not before the first answer), when the heap is small. */
-export function releaseStartupMemory(delayMs: number): void {
+/**
+ * Once, `delayMs` after the server listens (not before the first answer), when the heap is small.
+ * `first` runs before, whatever the heap: a collection that shrinks the heap may also drop compiled
+ * code that a code cache taken after it would lack (src/cli/code-cache.ts).
+ */
+export function releaseStartupMemory(delayMs: number, first?: () => void): void {
   setTimeout(() => {
+    first?.();
     if (process.memoryUsage().heapUsed > SMALL_HEAP_BYTES) return;
     try {
       // The collector is reachable from a context made while --expose-gc is set, not from this one's

@@ -12,14 +12,14 @@ import { requestsCommand } from './requests.js';
 import { resetCommand } from './reset.js';
 import { scenarioCommand } from './scenario.js';
 import { parityCommand } from '../parity/command.js';
-import { environmentConfig, serve, serveCommand, withServeOptions, type ServeFlags } from './serve.js';
+import { environmentConfig, serve, serveCommand, withServeOptions, type ServeFlags, type ServeHooks } from './serve.js';
 import { triggerCommand } from './trigger.js';
 
 /**
  * Every subcommand, one line each: a function that builds a commander Command.
  * Add a command here.
  */
-export const COMMANDS: Array<() => Command> = [
+export const COMMANDS: Array<(hooks: ServeHooks) => Command> = [
   serveCommand,
   clockCommand,
   triggerCommand,
@@ -36,7 +36,7 @@ function applySettings(command: Command): void {
   for (const sub of command.commands) applySettings(sub);
 }
 
-export function buildProgram(): Command {
+export function buildProgram(hooks: ServeHooks = {}): Command {
   const { env, problem } = environmentConfig();
   const program = withServeOptions(new Command('billing-sandbox'), env)
     .description('A stateful, high-fidelity sandbox of the partner billing, payments and payables API.\nWith no command it serves; the commands below talk to a running sandbox.')
@@ -49,16 +49,16 @@ export function buildProgram(): Command {
       if (unknown !== undefined) {
         throw usageError(`unknown command '${unknown}'${didYouMean(unknown, this.commands.map((c) => c.name()))} (see billing-sandbox --help)`);
       }
-      await serve(this.opts<ServeFlags>(), env, problem);
+      await serve(this.opts<ServeFlags>(), env, problem, hooks);
     });
-  for (const make of COMMANDS) program.addCommand(make());
+  for (const make of COMMANDS) program.addCommand(make(hooks));
   applySettings(program);
   return program;
 }
 
 /** Run the command line; resolves while a server runs, and exits the process for every other outcome. */
-export async function run(argv: string[]): Promise<void> {
-  const program = buildProgram();
+export async function run(argv: string[], hooks: ServeHooks = {}): Promise<void> {
+  const program = buildProgram(hooks);
   const json = argv.includes('--json');
   let code: number = EXIT.ok;
   try {

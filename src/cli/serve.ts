@@ -66,8 +66,14 @@ export interface ServeFlags {
   tokenTtl: SandboxConfig['tokenTtl'];
 }
 
+/** What the executable (src/cli.ts) asks to be told about a server's start. */
+export interface ServeHooks {
+  /** Once the server has settled after listening (its first answers given), before start-up's garbage goes back. */
+  settled?: () => void;
+}
+
 /** Start the server with parsed flags; it runs until a signal stops it. */
-export async function serve(flags: ServeFlags, env: SandboxConfig, problem?: Error): Promise<void> {
+export async function serve(flags: ServeFlags, env: SandboxConfig, problem?: Error, hooks: ServeHooks = {}): Promise<void> {
   if (problem) throw new CliError(problem.message, EXIT.usage);
   // Loaded here, not at the top: the client commands never need the server's modules.
   const { startSandbox } = await import('../sandbox.js');
@@ -100,7 +106,7 @@ export async function serve(flags: ServeFlags, env: SandboxConfig, problem?: Err
     `billing-sandbox ${VERSION} listening on ${shownUrl} (demo at ${shownUrl}/demo) | production client_id=${production.client_id} client_secret=${production.client_secret} | demo client_id=${demo.client_id} client_secret=${demo.client_secret}`,
   );
   stopOnSignals(sandbox);
-  releaseStartupMemory(STARTUP_SETTLE_MS);
+  releaseStartupMemory(STARTUP_SETTLE_MS, hooks.settled);
 }
 
 /** How long after listening start-up's garbage is handed back (src/cli/memory.ts): after the first answers. */
@@ -156,11 +162,11 @@ function stopWhenOrphaned(stop: () => void): void {
   timer.unref();
 }
 
-export function serveCommand(): Command {
+export function serveCommand(hooks: ServeHooks = {}): Command {
   const { env, problem } = environmentConfig();
   return withServeOptions(new Command('serve'), env)
     .description('start the sandbox (the same as running billing-sandbox with no command)')
     .action(async function (this: Command) {
-      await serve(this.opts<ServeFlags>(), env, problem);
+      await serve(this.opts<ServeFlags>(), env, problem, hooks);
     });
 }

@@ -4,6 +4,7 @@
 import { isCalendarDate } from '../domain/dates.js';
 import { ApiError, Errors, invalidFields } from '../errors.js';
 import { LIMITS } from '../limits.js';
+import { importPackage } from '../packages.js';
 
 /** Sandbox choice: decoded documents above 10 MB are refused with 413 (the same limit as invoice PDFs). */
 export const MAX_DOCUMENT_BYTES = LIMITS.billDocumentBytes;
@@ -75,7 +76,7 @@ function loadPdfParse(): Promise<typeof import('pdf-parse')> {
       if (!RENDERING_ONLY_WARNING.test(String(args[0]))) warn(...args);
     };
     try {
-      return await import('pdf-parse');
+      return await importPackage('pdf-parse');
     } finally {
       console.warn = warn;
     }

@@ -2,6 +2,7 @@
 // items, totals, due date and status, drawn with pdfkit.
 import type { Invoice } from '../domain/invoices/invoices.js';
 import { money } from '../domain/payments/money.js';
+import { importPackage } from '../packages.js';
 
 export interface RenderParty {
   name: string | null;
@@ -10,7 +11,7 @@ export interface RenderParty {
 
 export async function renderInvoicePdf(invoice: Invoice, customer: RenderParty, partnerName: string): Promise<Buffer> {
   // Loaded on first use: pdfkit (and its fonts) is not needed to start or to answer anything else.
-  const { default: PDFDocument } = await import('pdfkit');
+  const { default: PDFDocument } = await importPackage('pdfkit');
   return new Promise((resolve, reject) => {
     // Fixed dates keep the bytes of a rendering stable for the same invoice.
     const doc = new PDFDocument({ size: 'LETTER', margin: 56, info: { Title: `Invoice ${invoice.invoice_number}`, Author: partnerName, CreationDate: new Date(invoice.created_at) } });
