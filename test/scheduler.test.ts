@@ -156,6 +156,42 @@ describe('the scheduler', () => {
     expect(account.clock.nowMs()).toBe(t0() + 30_000);
   });
 
+  it('two advances sent together while due work awaits add up: each moves the clock by its own seconds from where the one before left it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    sb.deps.scheduler.register('test.slow', async () => { await gate; });
+    note(10, 'slow', 'test.slow');
+    const advance = jest.spyOn(sb.deps.scheduler, 'advance');
+    const first = sb.advance(60).then((res) => res);
+    const second = sb.advance(60).then((res) => res);
+    // Both requests are in the scheduler before the slow job lets go: the second waits its turn.
+    while (advance.mock.calls.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    release();
+    const [a, b] = await Promise.all([first, second]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect([a.body.offset_seconds, b.body.offset_seconds].sort((x, y) => x - y)).toEqual([60, 120]);
+    expect((await sb.http.get('/_sandbox/clock')).body.offset_seconds).toBe(120);
+    expect(account.clock.nowMs()).toBe(t0() + 120_000);
+  });
+
+  it('an advance checked in its turn: a `to` that was ahead when sent but is behind once the one before has run is refused, and moves nothing', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    sb.deps.scheduler.register('test.slow', async () => { await gate; });
+    note(10, 'slow', 'test.slow');
+    const advance = jest.spyOn(sb.deps.scheduler, 'advance');
+    const first = sb.advance(3600).then((res) => res);
+    const second = sb.http.post('/_sandbox/clock/advance').send({ to: new Date(t0() + 1800_000).toISOString() }).then((res) => res);
+    while (advance.mock.calls.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    release();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.status).toBe(200);
+    expect(a.body.offset_seconds).toBe(3600);
+    expect(b.status).toBe(422);
+    expect(b.body.validation_errors).toEqual({ to: expect.stringContaining('must not be earlier') });
+    expect((await sb.http.get('/_sandbox/clock')).body.offset_seconds).toBe(3600);
+  });
+
   it('idle() waits for work under way on every account', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => { release = resolve; });

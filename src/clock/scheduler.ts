@@ -91,11 +91,20 @@ export class Scheduler {
   }
 
   /**
-   * Move the account clock to `targetMs`, running every job due by then in time order; while a job
-   * runs, the clock reads the job's due time, so what it writes is stamped when it was due.
+   * Move the account clock to `target`, running every job due by then in time order; while a job
+   * runs, the clock reads the job's due time, so what it writes is stamped when it was due. A
+   * target given as a function is computed when this account's turn comes, after any advance
+   * before it, so that advances relative to the clock add up (what it throws is the advance's
+   * answer, with nothing moved); `done` runs in the same turn, after the last job, and its result
+   * is the answer (else the number of jobs that ran).
    */
-  advance(account: Account, targetMs: number): Promise<number> {
-    return this.exclusive(account, () => this.runUntil(account, targetMs));
+  advance(account: Account, target: number | (() => number)): Promise<number>;
+  advance<T>(account: Account, target: number | (() => number), done: (ran: number) => T): Promise<T>;
+  advance<T>(account: Account, target: number | (() => number), done?: (ran: number) => T): Promise<T | number> {
+    return this.exclusive(account, async () => {
+      const ran = await this.runUntil(account, typeof target === 'function' ? target() : target);
+      return done ? done(ran) : ran;
+    });
   }
 
   /** Run what is due now on the account clock. */

@@ -139,19 +139,30 @@ function advanceTarget(account: Account, body: { seconds?: number; to?: string }
 }
 
 const advanceClock: Handler<'sandboxAdvanceClock'> = async ({ deps, account, body }) => {
-  const offsetBefore = account.clock.offsetMs;
-  const target = advanceTarget(account, body);
-  const before = failedJobs(account).at(-1);
-  const ran = await deps.scheduler.advance(account, target);
-  // The move to `target` reads real time again, a millisecond or more later when due work ran or
-  // the machine is busy: `seconds` adds exactly that many seconds to the offset all the same.
-  if (body.to === undefined) account.clock.raiseOffsetTo(offsetBefore + Number(body.seconds) * 1000);
-  // Read at once: the clock goes on with real time, and `to` should read as given when it can.
-  const view = clockView(account);
+  // Read in the account's turn (scheduler.advance): two advances of 60 seconds sent together, while
+  // due work of the first awaits, move the clock 120 seconds, and each names only its own failed jobs.
+  let offsetBefore = 0;
+  let lastFailedBefore: FailedJob | undefined;
+  const answer = await deps.scheduler.advance(
+    account,
+    () => {
+      offsetBefore = account.clock.offsetMs;
+      lastFailedBefore = failedJobs(account).at(-1);
+      return advanceTarget(account, body);
+    },
+    (ran) => {
+      // The move to the target reads real time again, a millisecond or more later when due work ran
+      // or the machine is busy: `seconds` adds exactly that many seconds to the offset all the same.
+      if (body.to === undefined) account.clock.raiseOffsetTo(offsetBefore + Number(body.seconds) * 1000);
+      // Read at once: the clock goes on with real time, and `to` should read as given when it can.
+      const view = clockView(account);
+      const all = failedJobs(account);
+      const fresh = lastFailedBefore ? all.slice(all.indexOf(lastFailedBefore) + 1) : all;
+      return { ...view, ran, failed_jobs: newestFirst(fresh) };
+    },
+  );
   deps.activity.emit('clock', account);
-  const all = failedJobs(account);
-  const fresh = before ? all.slice(all.indexOf(before) + 1) : all;
-  return ok({ ...view, ran, failed_jobs: newestFirst(fresh) });
+  return ok(answer);
 };
 
 /** Every token of the account (access and checkout) expires now; the next call with one answers 401. */
