@@ -1,11 +1,11 @@
 // The command line's code cache (src/cli/code-cache.ts): a CommonJS script runs as node would run it
 // (exports, require beside it, __filename) with the loader's import(); no cache at first, one written when asked, used
 // by the next load of the same content, never by other content; a damaged cache is refused by V8 and
-// written again; the folder keeps the newest KEPT_CACHES; caching off, or a folder that cannot be
-// written, only costs speed.
+// written again; the folder keeps the newest KEPT_CACHES, is this user's only, and is not used when
+// others may write to it; caching off, or a folder that cannot be written, only costs speed.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,6 +107,16 @@ describe('loadWithCodeCache', () => {
     expect(caches()).toEqual([]);
     writeFileSync(cacheDir, 'a file where the folder should be');
     expect(load(true)).toMatchObject({ cacheUsed: false, sum: 55, saveThrew: false });
+  });
+
+  it("neither reads nor writes a folder others may write to (a code cache is code), and makes its own folder this user's only", () => {
+    load(true);
+    expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
+    chmodSync(cacheDir, 0o777);
+    expect(load(true)).toMatchObject({ cacheUsed: false, answer: 42 });
+    expect(caches()).toHaveLength(1); // nothing more written there
+    chmodSync(cacheDir, 0o700);
+    expect(load(false).cacheUsed).toBe(true);
   });
 
   it('throws ENOENT when there is no script (the executable falls back to the compiled modules)', () => {

@@ -6,10 +6,12 @@
 // first answers ran, and the next start deserializes them instead of compiling.
 //
 // Where: the folder Node's compile cache uses (NODE_COMPILE_CACHE, else node-compile-cache in the
-// system's temporary folder), in billing-sandbox/: one file per bundle file (see cacheKey: V8 itself
-// checks only the source's length) and Node version, the newest KEPT_CACHES kept. Written to a
+// system's temporary folder), in billing-sandbox/: one file per bundle file (see readScript: V8
+// itself checks only the source's length) and Node version, the newest KEPT_CACHES kept. Written to a
 // temporary file, then renamed. NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's. A cache
 // V8 refuses (other flags) is made again; failing to read or write one costs speed, never the start.
+// A code cache is code: the folder is made readable and writable by this user only, and one that
+// another user owns or may write to (a shared temporary folder) is neither read nor written.
 import { createRequire } from 'node:module';
 
 // Through require, not import: an ES module view of a built-in reads all its exports at start.
@@ -30,7 +32,7 @@ export const IMPORT_PARAMETER = '__billingSandboxImport';
 /** import() from here: dist/cli/, beside the bundle, so a package resolves as it would from the bundle. */
 const importFromHere = (name: string): Promise<unknown> => import(name);
 
-/** How many caches the folder keeps (one per bundle content and Node version): older ones are deleted. */
+/** How many caches the folder keeps (one per bundle file and Node version): older ones are deleted. */
 export const KEPT_CACHES = 3;
 
 export interface LoadedScript<T> {
@@ -54,7 +56,7 @@ export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | nul
  */
 export function loadWithCodeCache<T>(file: string, cacheDir: string | null): LoadedScript<T> {
   const { source, key } = readScript(file);
-  const cacheFile = cacheDir && key && path.join(cacheDir, `${key}-${process.version}-${process.arch}.bin`);
+  const cacheFile = cacheDir && key && ownFolder(cacheDir) && path.join(cacheDir, `${key}-${process.version}-${process.arch}.bin`);
   let cachedData: Buffer | undefined;
   if (cacheFile) {
     try {
@@ -103,9 +105,20 @@ function readScript(file: string): { source: string; key: string | null } {
   }
 }
 
+/** Whether `dir` is missing (it will be made so) or this user's own, writable by no one else. */
+function ownFolder(dir: string): boolean {
+  try {
+    const stat = fs.statSync(dir);
+    return stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0;
+  } catch {
+    return true;
+  }
+}
+
 function writeCache(dir: string, file: string, data: Buffer): void {
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!ownFolder(dir)) return;
     const temporary = `${file}.${process.pid}.tmp`;
     fs.writeFileSync(temporary, data);
     fs.renameSync(temporary, file);
