@@ -131,6 +131,11 @@ export function documentOperations(name: 'openapi' | 'control-plane' = 'openapi'
 }
 
 export function createBackend(document: Document): OpenAPIBackend {
+  // openapi-backend asks for an Ajv per operation and kind of validator; one per kind (and options)
+  // compiles them all. Making an Ajv 2020 (its meta-schemas and formats) cost some 5 ms of every
+  // operation's first request, the first answer after start among them. The documents' schemas have
+  // no $id, so validators compiled side by side in one Ajv never meet.
+  const ajvs = new Map<string, Ajv2020>();
   const api = new OpenAPIBackend({
     // Not a copy: openapi-backend dereferences it into objects of its own and never writes to it
     // (test/openapi-document.test.ts checks the document after every operation has been called).
@@ -140,7 +145,10 @@ export function createBackend(document: Document): OpenAPIBackend {
     coerceTypes: true,
     // GET /bills/ is not GET /bills: a trailing slash names an empty path parameter, answered 404.
     ignoreTrailingSlashes: false,
-    customizeAjv: (_original, ajvOpts) => {
+    customizeAjv: (_original, ajvOpts, context) => {
+      const key = `${context}:${String(ajvOpts.coerceTypes)}`;
+      const known = ajvs.get(key);
+      if (known) return known;
       // multipleOfPrecision: amounts are multipleOf 0.01, and 19.99 / 0.01 is 1998.9999999999998 in
       // binary floating point; a tolerance of 1e-6 cents matches the domain's own isCents. verbose
       // gives errors their schema, so a `not` can name its fields with its own description.
@@ -149,6 +157,7 @@ export function createBackend(document: Document): OpenAPIBackend {
       // on the first request of every start (a tenth of the start-up's time).
       const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true, verbose: true, multipleOfPrecision: 6, coerceTypes: ajvOpts.coerceTypes, validateSchema: false });
       addFormats(ajv);
+      ajvs.set(key, ajv);
       return ajv;
     },
   });
