@@ -156,17 +156,26 @@ describe('the scheduler', () => {
     expect(account.clock.nowMs()).toBe(t0() + 30_000);
   });
 
-  it('two advances sent together while due work awaits add up: each moves the clock by its own seconds from where the one before left it', async () => {
+  /** A job due at 10 s that runs until released, and a wait until `count` advances have reached the scheduler. */
+  function gatedJob(): { release: () => void; queued: (count: number) => Promise<void> } {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => { release = resolve; });
     sb.deps.scheduler.register('test.slow', async () => { await gate; });
     note(10, 'slow', 'test.slow');
     const advance = jest.spyOn(sb.deps.scheduler, 'advance');
+    const queued = async (count: number) => {
+      while (advance.mock.calls.length < count) await new Promise((resolve) => setImmediate(resolve));
+    };
+    return { release, queued };
+  }
+
+  it('two advances sent together while due work awaits add up: each moves the clock by its own seconds from where the one before left it', async () => {
+    const job = gatedJob();
     const first = sb.advance(60).then((res) => res);
     const second = sb.advance(60).then((res) => res);
     // Both requests are in the scheduler before the slow job lets go: the second waits its turn.
-    while (advance.mock.calls.length < 2) await new Promise((resolve) => setImmediate(resolve));
-    release();
+    await job.queued(2);
+    job.release();
     const [a, b] = await Promise.all([first, second]);
     expect([a.status, b.status]).toEqual([200, 200]);
     expect([a.body.offset_seconds, b.body.offset_seconds].sort((x, y) => x - y)).toEqual([60, 120]);
@@ -175,15 +184,11 @@ describe('the scheduler', () => {
   });
 
   it('an advance checked in its turn: a `to` that was ahead when sent but is behind once the one before has run is refused, and moves nothing', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
-    sb.deps.scheduler.register('test.slow', async () => { await gate; });
-    note(10, 'slow', 'test.slow');
-    const advance = jest.spyOn(sb.deps.scheduler, 'advance');
+    const job = gatedJob();
     const first = sb.advance(3600).then((res) => res);
     const second = sb.http.post('/_sandbox/clock/advance').send({ to: new Date(t0() + 1800_000).toISOString() }).then((res) => res);
-    while (advance.mock.calls.length < 2) await new Promise((resolve) => setImmediate(resolve));
-    release();
+    await job.queued(2);
+    job.release();
     const [a, b] = await Promise.all([first, second]);
     expect(a.status).toBe(200);
     expect(a.body.offset_seconds).toBe(3600);
