@@ -105,7 +105,7 @@ function readScript(file: string): { source: string; key: string | null } {
   }
 }
 
-/** Whether `dir` is missing (it will be made so) or this user's own, writable by no one else. */
+/** Whether `dir` is missing (it will be made so) or this user's own, writable by no one else (never on Windows: no owner to compare). */
 function ownFolder(dir: string): boolean {
   try {
     const stat = fs.statSync(dir);
