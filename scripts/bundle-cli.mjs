@@ -14,9 +14,8 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI_EXTERNALS } from './lib/cli-externals.mjs';
-
-// As src/cli/code-cache.ts names it (that module is TypeScript, compiled after this script could read it).
-const IMPORT_PARAMETER = '__billingSandboxImport';
+// The loader's name for it, from its compiled module: `npm run build` runs tsc before this script.
+import { IMPORT_PARAMETER } from '../dist/cli/code-cache.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 

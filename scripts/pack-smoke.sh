@@ -66,6 +66,9 @@ cd "$EMPTY"
 # A cache of its own: nothing from this machine's earlier installs, and nothing left behind.
 export npm_config_yes=true npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 export npm_config_cache="$WORK/npm-cache"
+# The CLI's code cache (src/cli/code-cache.ts) in a folder of this run's: checked after the first serve.
+export NODE_COMPILE_CACHE="$WORK/compile-cache"
+CODE_CACHE="$NODE_COMPILE_CACHE/billing-sandbox"
 version="$(npx --package "$TARBALL" billing-sandbox --version 2>"$WORK/npx-version.log")" || { cat "$WORK/npx-version.log"; fail "npx billing-sandbox --version"; }
 expected="$(node -p 'require(process.argv[1]).version' "$WORK/package/package.json")"
 [[ "$version" == "$expected" ]] || fail "--version printed '$version', want '$expected'"
@@ -101,6 +104,11 @@ for _ in $(seq 1 40); do [[ -z "$(ps -o pid= -g "$SANDBOX_PID" 2>/dev/null)" ]] 
 [[ -z "$(ps -o pid= -g "$SANDBOX_PID" 2>/dev/null)" ]] || fail "processes of the npx run outlived SIGTERM"
 SANDBOX_PID=""
 grep -q 'shutting down' "$WORK/out.log" || fail "the sandbox did not log its shutdown after SIGTERM"
+# It ran well past 500 ms after listening: the code cache was taken once it settled, in a folder of its user's only.
+cache_files() { ls "$CODE_CACHE"/*.bin 2>/dev/null; }
+[[ "$(cache_files | wc -l)" == 1 ]] || fail "no code cache in $CODE_CACHE after the server settled: $(ls -la "$CODE_CACHE" 2>&1)"
+[[ "$(stat -c %a "$CODE_CACHE")" == 700 ]] || fail "the code cache folder is $(stat -c %a "$CODE_CACHE"), not 700"
+cache_written="$(stat -c %y "$(cache_files)")"
 
 # The installed bin itself (what npx ran), as a direct child: exit code 0 on SIGTERM and a flushed --data file.
 BIN="$(ls "$npm_config_cache"/_npx/*/node_modules/.bin/billing-sandbox | head -n 1)"
@@ -117,6 +125,9 @@ SANDBOX_PID=""
 [[ "$code" == 0 ]] || fail "exit code $code after SIGTERM (want 0)"
 # The data file is a snapshot and its log segments (FILE, FILE.log.N): the write is in one of them.
 grep -qs pack-smoke-bin "$WORK/state/sandbox.json" "$WORK/state"/sandbox.json.log.* || fail "the --data file was not flushed on SIGTERM"
+# The same installed bundle: that start used the cache (a refused or missing one is written again).
+[[ "$(cache_files | wc -l)" == 1 && "$(stat -c %y "$(cache_files)")" == "$cache_written" ]] \
+  || fail "the second start did not use the code cache the first one wrote: $(ls -la --time-style=full-iso "$CODE_CACHE")"
 
 # The programmatic API from test runners (Jest CommonJS and ES modules, Vitest) and its types under
 # TypeScript's module node16 (require and import, library checks on) are proved by scripts/consumers.sh.

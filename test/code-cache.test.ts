@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { KEPT_CACHES, codeCacheDir, loadWithCodeCache } from '../src/cli/code-cache.js';
+import { IMPORT_PARAMETER, KEPT_CACHES, codeCacheDir, loadWithCodeCache } from '../src/cli/code-cache.js';
 
 const SOURCE = fileURLToPath(new URL('../src/cli/code-cache.ts', import.meta.url));
 
@@ -20,7 +20,7 @@ exports.answer = ${answer};
 exports.sum = (n) => { let s = 0; for (let i = 1; i <= n; i++) s += i; return s; };
 exports.file = __filename;
 exports.beside = require.resolve('./beside.cjs');
-exports.sep = async () => (await __billingSandboxImport('node:path')).sep;
+exports.sep = async () => (await ${IMPORT_PARAMETER}('node:path')).sep;
 `;
 
 interface Load { cacheUsed: boolean; answer: number; sum: number; file: string; beside: string; sep: string; saveThrew: boolean }

@@ -162,7 +162,7 @@ describe('the scheduler', () => {
     const gate = new Promise<void>((resolve) => { release = resolve; });
     sb.deps.scheduler.register('test.slow', async () => { await gate; });
     note(10, 'slow', 'test.slow');
-    const advance = jest.spyOn(sb.deps.scheduler, 'advance');
+    const advance = jest.spyOn(sb.deps.scheduler, 'advanceInTurn');
     const queued = async (count: number) => {
       while (advance.mock.calls.length < count) await new Promise((resolve) => setImmediate(resolve));
     };

@@ -12,16 +12,12 @@
 // V8 refuses (other flags) is made again; failing to read or write one costs speed, never the start.
 // A code cache is code: the folder is made readable and writable by this user only, and one that
 // another user owns or may write to (a shared temporary folder) is neither read nor written.
+import { hash } from 'node:crypto';
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-
-// Through require, not import: an ES module view of a built-in reads all its exports at start.
-const load = createRequire(import.meta.url);
-const fs = load('node:fs') as typeof import('node:fs');
-const path = load('node:path') as typeof import('node:path');
-const vm = load('node:vm') as typeof import('node:vm');
-const crypto = load('node:crypto') as typeof import('node:crypto');
-const os = load('node:os') as typeof import('node:os');
-const nodeModule = load('node:module') as typeof import('node:module');
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Script } from 'node:vm';
 
 /**
  * The name the bundle's import of a package (src/packages.ts, as the build replaces it) calls: a
@@ -46,7 +42,7 @@ export interface LoadedScript<T> {
 /** The cache folder, or null when caching is off (NODE_DISABLE_COMPILE_CACHE). */
 export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.NODE_DISABLE_COMPILE_CACHE) return null;
-  return path.join(env.NODE_COMPILE_CACHE || path.join(os.tmpdir(), 'node-compile-cache'), 'billing-sandbox');
+  return join(env.NODE_COMPILE_CACHE || join(tmpdir(), 'node-compile-cache'), 'billing-sandbox');
 }
 
 /**
@@ -56,20 +52,20 @@ export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | nul
  */
 export function loadWithCodeCache<T>(file: string, cacheDir: string | null): LoadedScript<T> {
   const { source, key } = readScript(file);
-  const cacheFile = cacheDir && key && ownFolder(cacheDir) && path.join(cacheDir, `${key}-${process.version}-${process.arch}.bin`);
+  const cacheFile = cacheDir && key && ownFolder(cacheDir) && join(cacheDir, `${key}-${process.version}-${process.arch}.bin`);
   let cachedData: Buffer | undefined;
   if (cacheFile) {
     try {
-      cachedData = fs.readFileSync(cacheFile);
+      cachedData = readFileSync(cacheFile);
     } catch {
       // None yet: made once the server settles.
     }
   }
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname, ${IMPORT_PARAMETER}) {${source}\n})`, { filename: file, cachedData });
+  const script = new Script(`(function (exports, require, module, __filename, __dirname, ${IMPORT_PARAMETER}) {${source}\n})`, { filename: file, cachedData });
   const cacheUsed = cachedData !== undefined && !script.cachedDataRejected;
   const module = { exports: {} as T };
   const wrapper = script.runInThisContext() as (exports: T, require: NodeJS.Require, module: { exports: T }, filename: string, dirname: string, importer: (name: string) => Promise<unknown>) => void;
-  wrapper.call(module.exports, module.exports, nodeModule.createRequire(file), module, file, path.dirname(file), importFromHere);
+  wrapper.call(module.exports, module.exports, createRequire(file), module, file, dirname(file), importFromHere);
   let saved = cacheUsed || !cacheFile;
   return {
     exports: module.exports,
@@ -91,24 +87,24 @@ export function loadWithCodeCache<T>(file: string, cacheDir: string | null): Loa
  * 5 to 18 ms of a start.)
  */
 function readScript(file: string): { source: string; key: string | null } {
-  const fd = fs.openSync(file, 'r');
+  const fd = openSync(file, 'r');
   try {
     const identity = () => {
-      const stat = fs.fstatSync(fd, { bigint: true });
+      const stat = fstatSync(fd, { bigint: true });
       return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
     };
     const before = identity();
-    const source = fs.readFileSync(fd, 'latin1');
-    return { source, key: identity() === before ? crypto.hash('sha1', before) : null };
+    const source = readFileSync(fd, 'latin1');
+    return { source, key: identity() === before ? hash('sha1', before) : null };
   } finally {
-    fs.closeSync(fd);
+    closeSync(fd);
   }
 }
 
 /** Whether `dir` is missing (it will be made so) or this user's own, writable by no one else (never on Windows: no owner to compare). */
 function ownFolder(dir: string): boolean {
   try {
-    const stat = fs.statSync(dir);
+    const stat = statSync(dir);
     return stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0;
   } catch {
     return true;
@@ -117,16 +113,16 @@ function ownFolder(dir: string): boolean {
 
 function writeCache(dir: string, file: string, data: Buffer): void {
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (!ownFolder(dir)) return;
     const temporary = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temporary, data);
-    fs.renameSync(temporary, file);
-    const caches = fs.readdirSync(dir)
+    writeFileSync(temporary, data);
+    renameSync(temporary, file);
+    const caches = readdirSync(dir)
       .filter((name) => name.endsWith('.bin'))
-      .map((name) => ({ name, mtime: fs.statSync(path.join(dir, name)).mtimeMs }))
+      .map((name) => ({ name, mtime: statSync(join(dir, name)).mtimeMs }))
       .sort((a, b) => b.mtime - a.mtime);
-    for (const old of caches.slice(KEPT_CACHES)) fs.rmSync(path.join(dir, old.name), { force: true });
+    for (const old of caches.slice(KEPT_CACHES)) rmSync(join(dir, old.name), { force: true });
   } catch {
     // A read-only or full disk: the next start compiles as it did without a cache.
   }

@@ -12,25 +12,18 @@ const SMALL_HEAP_BYTES = 64 * 1024 * 1024;
 
 type Collect = (options: { type: 'major'; flavor: 'last-resort' }) => void;
 
-/**
- * Once, `delayMs` after the server listens (not before the first answer), when the heap is small.
- * `first` runs before, whatever the heap: a collection that shrinks the heap may also drop compiled
- * code that a code cache taken after it would lack (src/cli/code-cache.ts).
- */
-export function releaseStartupMemory(delayMs: number, first?: () => void): void {
-  setTimeout(() => {
-    first?.();
-    if (process.memoryUsage().heapUsed > SMALL_HEAP_BYTES) return;
-    try {
-      // The collector is reachable from a context made while --expose-gc is set, not from this one's
-      // globals: it is used once here and never seen by anything else.
-      v8.setFlagsFromString('--expose-gc');
-      const collect = vm.runInNewContext('gc') as Collect;
-      v8.setFlagsFromString('--no-expose-gc');
-      // last-resort: collections that shrink the heap and the young generation (V8's gc extension).
-      collect({ type: 'major', flavor: 'last-resort' });
-    } catch {
-      // A Node without the gc extension's options: the memory reducer does it later.
-    }
-  }, delayMs).unref();
+/** Once the server has settled after listening (not before the first answers), when the heap is small. */
+export function releaseStartupMemory(): void {
+  if (process.memoryUsage().heapUsed > SMALL_HEAP_BYTES) return;
+  try {
+    // The collector is reachable from a context made while --expose-gc is set, not from this one's
+    // globals: it is used once here and never seen by anything else.
+    v8.setFlagsFromString('--expose-gc');
+    const collect = vm.runInNewContext('gc') as Collect;
+    v8.setFlagsFromString('--no-expose-gc');
+    // last-resort: collections that shrink the heap and the young generation (V8's gc extension).
+    collect({ type: 'major', flavor: 'last-resort' });
+  } catch {
+    // A Node without the gc extension's options: the memory reducer does it later.
+  }
 }

@@ -106,10 +106,15 @@ export async function serve(flags: ServeFlags, env: SandboxConfig, problem?: Err
     `billing-sandbox ${VERSION} listening on ${shownUrl} (demo at ${shownUrl}/demo) | production client_id=${production.client_id} client_secret=${production.client_secret} | demo client_id=${demo.client_id} client_secret=${demo.client_secret}`,
   );
   stopOnSignals(sandbox);
-  releaseStartupMemory(STARTUP_SETTLE_MS, hooks.settled);
+  // Settled: the executable takes its code cache first, since a collection that shrinks the heap may
+  // also drop compiled code the cache would then lack; then start-up's garbage goes back.
+  setTimeout(() => {
+    hooks.settled?.();
+    releaseStartupMemory();
+  }, STARTUP_SETTLE_MS).unref();
 }
 
-/** How long after listening start-up's garbage is handed back (src/cli/memory.ts): after the first answers. */
+/** How long after listening the server counts as settled (its first answers given). */
 const STARTUP_SETTLE_MS = 500;
 
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };

@@ -91,19 +91,23 @@ export class Scheduler {
   }
 
   /**
-   * Move the account clock to `target`, running every job due by then in time order; while a job
-   * runs, the clock reads the job's due time, so what it writes is stamped when it was due. A
-   * target given as a function is computed when this account's turn comes, after any advance
-   * before it, so that advances relative to the clock add up (what it throws is the advance's
-   * answer, with nothing moved); `done` runs in the same turn, after the last job, and its result
-   * is the answer (else the number of jobs that ran).
+   * Move the account clock to `targetMs`, running every job due by then in time order; while a job
+   * runs, the clock reads the job's due time, so what it writes is stamped when it was due.
    */
-  advance(account: Account, target: number | (() => number)): Promise<number>;
-  advance<T>(account: Account, target: number | (() => number), done: (ran: number) => T): Promise<T>;
-  advance<T>(account: Account, target: number | (() => number), done?: (ran: number) => T): Promise<T | number> {
+  advance(account: Account, targetMs: number): Promise<number> {
+    return this.advanceInTurn(account, () => ({ targetMs, done: (ran) => ran }));
+  }
+
+  /**
+   * An advance planned when this account's turn comes, after any advance before it, so that advances
+   * relative to the clock add up: `plan` reads the clock and answers the target (what it throws is
+   * the advance's answer, nothing moved), and `done` makes the answer in the same turn, after the
+   * last job.
+   */
+  advanceInTurn<T>(account: Account, plan: () => { targetMs: number; done: (ran: number) => T }): Promise<T> {
     return this.exclusive(account, async () => {
-      const ran = await this.runUntil(account, typeof target === 'function' ? target() : target);
-      return done ? done(ran) : ran;
+      const { targetMs, done } = plan();
+      return done(await this.runUntil(account, targetMs));
     });
   }
 

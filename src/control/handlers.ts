@@ -139,28 +139,24 @@ function advanceTarget(account: Account, body: { seconds?: number; to?: string }
 }
 
 const advanceClock: Handler<'sandboxAdvanceClock'> = async ({ deps, account, body }) => {
-  // Read in the account's turn (scheduler.advance): two advances of 60 seconds sent together, while
-  // due work of the first awaits, move the clock 120 seconds, and each names only its own failed jobs.
-  let offsetBefore = 0;
-  let lastFailedBefore: FailedJob | undefined;
-  const answer = await deps.scheduler.advance(
-    account,
-    () => {
-      offsetBefore = account.clock.offsetMs;
-      lastFailedBefore = failedJobs(account).at(-1);
-      return advanceTarget(account, body);
-    },
-    (ran) => {
-      // The move to the target reads real time again, a millisecond or more later when due work ran
-      // or the machine is busy: `seconds` adds exactly that many seconds to the offset all the same.
-      if (body.to === undefined) account.clock.raiseOffsetTo(offsetBefore + Number(body.seconds) * 1000);
-      // Read at once: the clock goes on with real time, and `to` should read as given when it can.
-      const view = clockView(account);
-      const all = failedJobs(account);
-      const fresh = lastFailedBefore ? all.slice(all.indexOf(lastFailedBefore) + 1) : all;
-      return { ...view, ran, failed_jobs: newestFirst(fresh) };
-    },
-  );
+  // Planned in the account's turn: two advances of 60 seconds sent together, while due work of the
+  // first awaits, move the clock 120 seconds, and each names only its own failed jobs.
+  const answer = await deps.scheduler.advanceInTurn(account, () => {
+    const offsetBefore = account.clock.offsetMs;
+    const lastFailedBefore = failedJobs(account).at(-1);
+    return {
+      targetMs: advanceTarget(account, body),
+      done: (ran: number) => {
+        // The move to the target reads real time again, a millisecond or more later when due work ran
+        // or the machine is busy: `seconds` adds exactly that many seconds to the offset all the same.
+        if (body.to === undefined) account.clock.raiseOffsetTo(offsetBefore + Number(body.seconds) * 1000);
+        // Read at once: the clock goes on with real time, and `to` should read as given when it can.
+        const all = failedJobs(account);
+        const fresh = lastFailedBefore ? all.slice(all.indexOf(lastFailedBefore) + 1) : all;
+        return { ...clockView(account), ran, failed_jobs: newestFirst(fresh) };
+      },
+    };
+  });
   deps.activity.emit('clock', account);
   return ok(answer);
 };
