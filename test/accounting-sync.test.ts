@@ -3,7 +3,7 @@
 // kinds are created in a fixed order (customers, invoices, vendors, bills), and an item may name an
 // earlier item of the same sync by position ($customers[N], $vendors[N]).
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { setup, storeJson, type Api, type TestSandbox } from './helpers.js';
 import { events } from './receivables-helpers.js';
 
 let sb: TestSandbox;
@@ -62,11 +62,11 @@ describe('accounting sync across kinds', () => {
   it('refuses two customers sharing an external_id, or one already used, with 400 naming the item, and creates nothing', async () => {
     // The second item meets createCustomer's own uniqueness rule (the first is created by then); the
     // request's unit of work then takes the first one back. Once, the first customer stayed stored.
-    const before = JSON.stringify(sb.deps.store.data.accounts);
+    const before = storeJson(sb.deps.store.data.accounts);
     const twins = await sync({ customers: [{ name: 'A', external_id: 'erp-1' }, { name: 'B', external_id: 'erp-1' }] });
     expect(twins.status).toBe(400);
     expect(twins.body.validation_errors).toEqual({ 'customers[1].external_id': 'is already used by another customer' });
-    expect(JSON.stringify(sb.deps.store.data.accounts)).toBe(before);
+    expect(storeJson(sb.deps.store.data.accounts)).toBe(before);
     await nothingCreated();
     expect((await api.post('/customers', { name: 'Taken', external_id: 'erp-2' })).status).toBe(201);
     const taken = await sync({ customers: [{ name: 'C', external_id: 'erp-3' }, { name: 'D', external_id: 'erp-2' }], vendors: [{ name: 'V' }] });

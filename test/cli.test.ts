@@ -184,7 +184,7 @@ describe('billing-sandbox CLI', () => {
     await first.exit;
     const saved = await loadDataFile(file);
     const stored = saved.accounts['ptn_default:production'].collections.customers.items;
-    expect(made.filter((m) => !stored[m.id]).map((m) => m.id)).toEqual([]);
+    expect(made.filter((m) => !stored.has(m.id)).map((m) => m.id)).toEqual([]);
 
     const second = await start(['--port', '0', '--data', file, '--rate-limit', '0']);
     const again = await token(second.url);

@@ -13,7 +13,7 @@ import {
   accountNumber, bankInput, billInput, cardInput, customerInput, customerUserInput, invoiceInput, paymentRequestInput, routingNumber, seededFaker, vendorInput, vendorPaymentItem, webhookInput,
 } from '../src/fixtures/factories.js';
 import { paymentRequests } from '../src/domain/payments/payment-requests.js';
-import { setup, START, type Api, type TestSandbox } from './helpers.js';
+import { setup, START, storeJson, type Api, type TestSandbox } from './helpers.js';
 
 type Row = Record<string, any>;
 
@@ -160,7 +160,7 @@ describe('--fixtures demo', () => {
   it('gives byte-identical data and ids for the same seed (clock pinned), and other data for another seed', async () => {
     const snapshot = async (seed: string) => {
       const deps = await createDeps({ fixtures: 'demo', seed, logLevel: 'silent' }, { realNow: () => START });
-      return JSON.stringify(deps.store.data.accounts);
+      return storeJson(deps.store.data.accounts);
     };
     const a = await snapshot('same');
     const b = await snapshot('same');
@@ -178,7 +178,7 @@ describe('--fixtures demo', () => {
     expect(answered.body).toEqual({ reset: 'all' });
     expect(box.deps.store.resetting).toBeUndefined();
     const stored = box.deps.store.data.accounts['ptn_default:production'].collections.customers;
-    expect(Object.keys(stored.items).sort()).toEqual([...before].sort());
+    expect([...stored.items.keys()].sort()).toEqual([...before].sort());
     const after = (await all(box.as(await box.token()), '/customers')).map((c) => c.id);
     expect(after).toEqual(before);
     const token = await box.token();

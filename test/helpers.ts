@@ -48,12 +48,17 @@ if (process.env.SANDBOX_VERIFY_DATA) {
   });
 }
 
+/** Store data as JSON, a collection's objects (a Map in memory) written out by id as the data file's reader sees them. */
+export function storeJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (v instanceof Map ? Object.fromEntries(v) : v));
+}
+
 /**
  * The document as sorted JSON, without what a read creates empty on first access (an empty collection,
  * an account holding nothing): the same whether it was ever written or not.
  */
 function comparable(data: StoreData): string {
-  const plain = JSON.parse(JSON.stringify(data)) as StoreData;
+  const plain = JSON.parse(storeJson(data)) as StoreData;
   const isEmpty = (v: unknown) => (Array.isArray(v) ? !v.length : v && typeof v === 'object' ? !Object.keys(v).length : false);
   for (const [id, account] of Object.entries(plain.accounts)) {
     for (const [name, c] of Object.entries(account.collections)) if (!c.order.length && !c.base) delete account.collections[name];

@@ -1,7 +1,7 @@
 // Resource limits of the server as a whole (issue 12 item 6): partners per server, and the admin
 // token guarding every control-plane operation of the document.
 import { describe, expect, it } from '@jest/globals';
-import { setup } from './helpers.js';
+import { setup, storeJson } from './helpers.js';
 import { documentOperations } from '../src/http/openapi.js';
 import { LIMITS } from '../src/limits.js';
 
@@ -29,7 +29,7 @@ describe('a server with --admin-token', () => {
     const token = await sb.token();
     const created = await sb.as(token).post('/customers', { name: 'Kept' });
     expect(created.status).toBe(201);
-    const before = JSON.stringify(sb.deps.store.data);
+    const before = storeJson(sb.deps.store.data);
     const operations = documentOperations('control-plane');
     expect(operations.length).toBeGreaterThanOrEqual(24);
     const refusals: string[] = [];
@@ -46,7 +46,7 @@ describe('a server with --admin-token', () => {
       }
     }
     expect(refusals.filter((r) => !r.endsWith(': 401 unauthorized'))).toEqual([]);
-    expect(JSON.stringify(sb.deps.store.data)).toBe(before);
+    expect(storeJson(sb.deps.store.data)).toBe(before);
     // The same calls with the token do reach the operations.
     expect((await sb.http.get('/_sandbox/health').set('X-Sandbox-Admin-Token', 'let-me-in')).status).toBe(200);
     expect((await sb.as(token).get(`/customers/${created.body.id}`)).status).toBe(200);

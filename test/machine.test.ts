@@ -82,7 +82,7 @@ describe('applyTransition', () => {
   type Door = { id: string; status: 'open' | 'closed' | 'locked' | 'bricked'; updated_at: string; note?: string };
   const doors = () => {
     const changes: CollectionChange[] = [];
-    const collection = new Collection<Door>('doors', { items: {}, order: [] }, (change) => changes.push(change));
+    const collection = new Collection<Door>('doors', { items: new Map(), order: [] }, (change) => changes.push(change));
     const item = collection.insert({ id: 'door_1', status: 'open', updated_at: 'T0' });
     changes.length = 0;
     return { collection, item, changes };

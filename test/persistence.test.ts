@@ -7,7 +7,7 @@ import { appendFileSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store, type StoreData } from '../src/store/store.js';
-import { dataOnDisk, loadDataFile, setup } from './helpers.js';
+import { dataOnDisk, loadDataFile, setup, storeJson } from './helpers.js';
 
 let dir: string;
 let file: string;
@@ -26,7 +26,7 @@ function canonical(data: StoreData): unknown {
     if (value && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sort((value as Record<string, unknown>)[k])]));
     return value;
   };
-  return sort(JSON.parse(JSON.stringify(data)));
+  return sort(JSON.parse(storeJson(data)));
 }
 
 describe('the data file, version 2', () => {

@@ -11,10 +11,10 @@
 // arbitraries, scripts/fuzz/cases.mjs: a body field replaced, deleted or added, the whole body, a raw
 // body, the content type, a path id, the query, the credentials, a header, the method), sends it,
 // and compares, for a 4xx answer only:
-//   - JSON.stringify(store.data.accounts[account]) before and after, exactly (not the fuzzer's
-//     normalised form: an empty collection a read leaves behind is a change here);
+//   - storeJson(store.data.accounts[account]) (JSON, collections' objects included) before and after,
+//     exactly (not the fuzzer's normalised form: an empty collection a read leaves behind is a change here);
 //   - that account's event log (its `events` collection), exactly;
-//   - JSON.stringify of the whole store, exactly.
+//   - storeJson of the whole store, exactly.
 // An answer that is not a 4xx (accepted, 5xx, not sent) is skipped with fc.pre: not counted, and
 // fast-check draws another case in its place, so every operation gets RUNS refused requests checked.
 // A failure names the operation, the request, its answer and what changed (storeDiff), and the test
@@ -42,7 +42,7 @@ import {
 import * as index from '../src/index.js';
 import { responseCheckerFor } from '../src/http/response-check.js';
 import { loadDocument } from '../src/http/openapi.js';
-import { setup } from './helpers.js';
+import { setup, storeJson } from './helpers.js';
 
 const SEED = 18;
 /** Refused requests checked per write operation (68 operations: 2,720 in all, about 35 s on 2 CPUs). */
@@ -133,9 +133,9 @@ describe('refused writes', () => {
       const data = deps.store.data;
       const account = data.accounts[accountId];
       return {
-        account: JSON.stringify(account),
-        events: JSON.stringify(account?.collections.events),
-        store: JSON.stringify(data),
+        account: storeJson(account),
+        events: storeJson(account?.collections.events),
+        store: storeJson(data),
       };
     };
     type Snapshot = ReturnType<typeof snapshot>;
@@ -264,9 +264,9 @@ describe('refused writes', () => {
     // An account holding objects (an account not stored yet would compare `undefined` with itself).
     expect((await api.post('/customers', { name: 'Existing', external_id: 'erp-0' })).status).toBe(201);
     const accountId = 'ptn_default:production';
-    const account = () => JSON.stringify(sb.deps.store.data.accounts[accountId]);
-    const events = () => JSON.stringify(sb.deps.store.data.accounts[accountId]?.collections.events);
-    const before = { account: account(), events: events(), store: JSON.stringify(sb.deps.store.data) };
+    const account = () => storeJson(sb.deps.store.data.accounts[accountId]);
+    const events = () => storeJson(sb.deps.store.data.accounts[accountId]?.collections.events);
+    const before = { account: account(), events: events(), store: storeJson(sb.deps.store.data) };
     expect(before.account).toEqual(expect.any(String));
     expect(before.events).toEqual(expect.any(String));
 
@@ -279,7 +279,7 @@ describe('refused writes', () => {
     // Exactly as it was: no customer A (created before B met the rule), no event, no id or counter used.
     expect(account()).toBe(before.account);
     expect(events()).toBe(before.events);
-    expect(JSON.stringify(sb.deps.store.data)).toBe(before.store);
+    expect(storeJson(sb.deps.store.data)).toBe(before.store);
     const customers = (await api.get('/customers')).body as { data: Array<{ name: string }> };
     expect(customers.data.map((c) => c.name)).toEqual(['Existing']);
   });

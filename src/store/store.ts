@@ -95,7 +95,7 @@ export class Account {
       const collections = this.data.collections;
       const stored = Object.hasOwn(collections, name);
       // A collection not stored yet is kept aside until its first insert: reading writes nothing.
-      const data = (stored ? collections[name] : { items: {}, order: [] }) as CollectionData<T>;
+      const data = (stored ? collections[name] : { items: new Map(), order: [] }) as CollectionData<T>;
       const attach = stored ? undefined : () => {
         if (Object.hasOwn(this.data.collections, name)) return;
         this.data.collections[name] = data;

@@ -78,7 +78,7 @@ export function ensureAccount(data: StoreData, id: string): AccountData {
 }
 
 function ensureCollection(account: AccountData, name: string): CollectionData<{ id: string }> {
-  return (account.collections[name] ??= { items: {}, order: [] }) as CollectionData<{ id: string }>;
+  return (account.collections[name] ??= { items: new Map(), order: [] }) as CollectionData<{ id: string }>;
 }
 
 /** Apply one logged change to the document (replay). Unknown ops are a format error. */
@@ -87,14 +87,14 @@ export function applyOp(data: StoreData, op: Op): void {
     case 'i': {
       const c = ensureCollection(ensureAccount(data, op[1]), op[2]);
       c.order.push(op[3].id);
-      c.items[op[3].id] = op[3];
+      c.items.set(op[3].id, op[3]);
       return;
     }
     case 'u':
-      ensureCollection(ensureAccount(data, op[1]), op[2]).items[op[3].id] = op[3];
+      ensureCollection(ensureAccount(data, op[1]), op[2]).items.set(op[3].id, op[3]);
       return;
     case 'd':
-      delete ensureCollection(ensureAccount(data, op[1]), op[2]).items[op[3]];
+      ensureCollection(ensureAccount(data, op[1]), op[2]).items.delete(op[3]);
       return;
     case 'trim': {
       const c = ensureCollection(ensureAccount(data, op[1]), op[2]);

@@ -42,7 +42,7 @@ interface Capture {
   accounts: Array<{
     line: string;
     id: string;
-    collections: Array<{ name: string; base: number; epoch: number; order: string[]; items: Record<string, unknown> }>;
+    collections: Array<{ name: string; base: number; epoch: number; order: string[]; items: ReadonlyMap<string, unknown> }>;
   }>;
 }
 
@@ -254,8 +254,9 @@ export class LogFile implements Adapter<StoreData> {
           let chunk: unknown[] = [];
           for (const id of c.order) {
             // The live object (possibly changed since the copy: the new segment replays every change).
-            if (!Object.hasOwn(c.items, id)) continue;
-            chunk.push(c.items[id]);
+            const item = c.items.get(id);
+            if (item === undefined) continue;
+            chunk.push(item);
             if (chunk.length === ITEMS_PER_LINE) {
               await put(JSON.stringify({ t: 'items', v: chunk }));
               chunk = [];

@@ -106,7 +106,7 @@ async function readSnapshot(file: string): Promise<Omit<Loaded, 'snapshotBytes' 
         break;
       }
       case 'collection':
-        collection = { items: {}, order: [] };
+        collection = { items: new Map(), order: [] };
         if (entry.base) collection.base = entry.base as number;
         if (entry.epoch) collection.epoch = entry.epoch as number;
         accounts[entry.a as string].collections[entry.c as string] = collection;
@@ -115,7 +115,7 @@ async function readSnapshot(file: string): Promise<Omit<Loaded, 'snapshotBytes' 
         for (const id of entry.v as string[]) collection!.order.push(id);
         break;
       case 'items':
-        for (const item of entry.v as Array<{ id: string }>) collection!.items[item.id] = item;
+        for (const item of entry.v as Array<{ id: string }>) collection!.items.set(item.id, item);
         break;
       case 'end':
         if (entry.lines !== lineNo) throw new Error(`the data file ${file} is incomplete (${lineNo} lines, its end says ${String(entry.lines)})`);
@@ -135,7 +135,14 @@ function fromVersion1(file: string, document: unknown): Omit<Loaded, 'snapshotBy
   if (version !== 1) {
     throw new Error(`the data file ${file} is a whole document of format version ${JSON.stringify(version ?? null)}; this sandbox reads version ${VERSION} and migrates version 1 documents; move the file away to start fresh`);
   }
-  return { data: document as StoreData, version: 1, generation: 1, seq: 0 };
+  const data = document as StoreData;
+  // Version 1 stored each collection's objects as one object keyed by id; in memory they are a Map.
+  for (const account of Object.values(data.accounts ?? {})) {
+    for (const collection of Object.values(account.collections ?? {})) {
+      collection.items = new Map(Object.entries(collection.items as unknown as Record<string, { id: string }>));
+    }
+  }
+  return { data, version: 1, generation: 1, seq: 0 };
 }
 
 function parseLine(line: string, file: string, lineNo: number): unknown {
