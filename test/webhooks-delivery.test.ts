@@ -261,6 +261,29 @@ describe('connections to a receiver', () => {
     expect(log.map((a) => [a.attempt, a.status_code, a.error])).toEqual(Array(5).fill([1, 200, null]));
   });
 
+  it('sends to the url as written: an IPv6 host, the path with its query, and credentials in the url as Basic', async () => {
+    w = await webhookSandbox();
+    const got: Array<{ url: string; authorization: string | undefined; host: string | undefined }> = [];
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        got.push({ url: req.url!, authorization: req.headers.authorization, host: req.headers.host });
+        res.writeHead(200).end();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '::1', () => resolve()));
+    const port = (server.address() as AddressInfo).port;
+    const url = `http://hook%20user:p%40ss@[::1]:${port}/in/box?tenant=7&x=%2F`;
+    expect((await w.api.post('/webhooks', { endpoint_url: url, topic: 'customer_created' })).status).toBe(201);
+    await customer('Acme');
+    await customer('Bolt');
+    await w.settle();
+    const basic = `Basic ${Buffer.from('hook user:p@ss').toString('base64')}`;
+    expect(got).toEqual(Array(2).fill({ url: '/in/box?tenant=7&x=%2F', authorization: basic, host: `[::1]:${port}` }));
+    expect((await attemptsLog()).map((a) => [a.status_code, a.error])).toEqual([[200, null], [200, null]]);
+  });
+
   it('a kept-alive connection the receiver dropped costs no failed attempt: the delivery goes again on a new one', async () => {
     w = await webhookSandbox();
     const delivered: string[] = [];

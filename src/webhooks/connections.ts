@@ -15,16 +15,15 @@ export class ReceiverConnections {
   /** Agents by origin, least recently used first (a Map keeps insertion order). */
   private readonly agents = new Map<string, Agent>();
 
-  /** The agent for a receiver url's origin, created on first use. */
-  agentFor(target: URL): Agent {
-    const origin = `${target.protocol}//${target.host}`;
+  /** The agent for a receiver's origin (scheme, host and port, as URL.origin writes it), created on first use. */
+  agentFor(origin: string, secure: boolean): Agent {
     let agent = this.agents.get(origin);
     if (agent) {
       this.agents.delete(origin);
     } else {
       // Deliveries of one account go one at a time; a few sockets let several accounts share a receiver.
       const options = { keepAlive: true, maxSockets: 8, maxFreeSockets: 8, timeout: IDLE_MS, scheduling: 'lifo' as const };
-      agent = target.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+      agent = secure ? new https.Agent(options) : new http.Agent(options);
       if (this.agents.size >= LIMITS.webhookReceiverPools) {
         const [oldest, pool] = this.agents.entries().next().value as [string, Agent];
         this.agents.delete(oldest);

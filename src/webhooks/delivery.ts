@@ -21,13 +21,52 @@ export interface SendOptions {
   timeoutMs: number;
   /** At most this many bytes of the receiver's answer are read; the rest is discarded unread. */
   maxResponseBytes: number;
-  /** Aborts the attempt (used when the sandbox shuts down). */
-  signal?: AbortSignal;
+  /**
+   * Attempts under way, each as its interrupt (used when the sandbox shuts down): an attempt adds
+   * itself while it runs. A plain set rather than an AbortSignal per attempt, whose event listeners
+   * cost more than the rest of the attempt's own bookkeeping.
+   */
+  underWay?: Set<() => void>;
   /** Keep-alive pools per receiver; absent: a fresh connection per attempt. */
   connections?: ReceiverConnections;
 }
 
 export const DEFAULT_SEND_OPTIONS: SendOptions = { timeoutMs: 10_000, maxResponseBytes: 4096 };
+
+/** Where an endpoint url sends, parsed once: http.request's options without the per-attempt ones. */
+interface Target {
+  https: boolean;
+  origin: string;
+  request: { protocol: string; hostname: string; port: string; path: string; method: 'POST'; auth?: string };
+}
+
+/** Endpoint urls parsed, newest last; a few subscriptions' worth (a url is cheap to parse again). */
+const targets = new Map<string, Target | null>();
+const KEPT_TARGETS = 64;
+
+/** The url's target, or null when it is not a valid url. */
+function targetOf(url: string): Target | null {
+  let target = targets.get(url);
+  if (target === undefined) {
+    try {
+      const parsed = new URL(url);
+      // URL keeps IPv6 hosts in brackets; the socket wants the bare address.
+      const hostname = parsed.hostname.startsWith('[') ? parsed.hostname.slice(1, -1) : parsed.hostname;
+      target = {
+        https: parsed.protocol === 'https:',
+        origin: parsed.origin,
+        request: { protocol: parsed.protocol, hostname, port: parsed.port, path: `${parsed.pathname}${parsed.search}`, method: 'POST' },
+      };
+      // Credentials in the url are sent as node sends a URL's (Basic, unless a bearer secret is set).
+      if (parsed.username || parsed.password) target.request.auth = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+    } catch {
+      target = null;
+    }
+    if (targets.size >= KEPT_TARGETS) targets.delete(targets.keys().next().value as string);
+    targets.set(url, target);
+  }
+  return target;
+}
 
 /** Send one delivery; never throws, never waits longer than the time-out. */
 export function sendDelivery(url: string, body: string, secretKey: string | null, options: SendOptions, now: () => number = Date.now): Promise<AttemptOutcome> {
@@ -39,13 +78,11 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      options.underWay?.delete(interrupt);
       resolve({ ...outcome, duration_ms: elapsed() });
     };
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
+    const target = targetOf(url);
+    if (!target) {
       resolve({ ok: false, status_code: null, error: 'invalid endpoint_url', duration_ms: 0 });
       return;
     }
@@ -55,22 +92,21 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
       'User-Agent': `billing-sandbox-webhooks/${VERSION}`,
     };
     if (secretKey) headers.Authorization = `Bearer ${secretKey}`;
-    const client = target.protocol === 'https:' ? https : http;
+    const client = target.https ? https : http;
     let req: ClientRequest | undefined;
     const timer = setTimeout(() => {
       finish({ ok: false, status_code: null, error: `timed out after ${options.timeoutMs} ms` });
       req?.destroy();
     }, options.timeoutMs);
     timer.unref?.();
-    const onAbort = () => {
+    const interrupt = () => {
       finish({ ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt' });
       req?.destroy();
     };
-    if (options.signal?.aborted) return onAbort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    options.underWay?.add(interrupt);
     const send = (firstTry: boolean): void => {
       try {
-        req = client.request(target, { method: 'POST', headers, agent: options.connections?.agentFor(target) ?? false });
+        req = client.request({ ...target.request, headers, agent: options.connections?.agentFor(target.origin, target.https) ?? false });
       } catch (error) {
         // Node refuses some requests before sending anything (a header with a character it cannot
         // carry, say, from a secret stored by an older version): a failed attempt like any other.

@@ -86,7 +86,8 @@ export class WebhookQueue {
   /** Attempt options; tests may shorten the time-out (`deps.services.installed('webhooks').options.timeoutMs`). */
   readonly options: SendOptions = { ...DEFAULT_SEND_OPTIONS };
   private readonly pumping = new Set<string>();
-  private readonly inFlight = new Set<AbortController>();
+  /** Attempts under way, each as its interrupt (see SendOptions.underWay). */
+  private readonly underWay = new Set<() => void>();
   /** Keep-alive connections to receivers, reused across attempts and accounts. */
   private readonly connections = new ReceiverConnections();
 
@@ -108,7 +109,7 @@ export class WebhookQueue {
 
   /** Abort attempts still under way (shutdown); a cut attempt is sent again after a restart. */
   close(): void {
-    for (const controller of this.inFlight) controller.abort();
+    for (const interrupt of [...this.underWay]) interrupt();
     this.connections.close();
   }
 
@@ -301,12 +302,9 @@ export class WebhookQueue {
       changed.in_flight = delivery.id;
       return changed;
     });
-    const controller = new AbortController();
-    this.inFlight.add(controller);
     try {
-      return await sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, signal: controller.signal, connections: this.connections }, this.deps.realNow);
+      return await sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, underWay: this.underWay, connections: this.connections }, this.deps.realNow);
     } finally {
-      this.inFlight.delete(controller);
       if (queueState(account) === state) changeQueue(account, (changed) => { changed.in_flight = null; });
     }
   }
