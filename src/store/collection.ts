@@ -64,6 +64,9 @@ export class Collection<T extends { id: string }> {
   private live = 0;
   /** Index in `order` of the oldest stored object: the ones before it are tombstones. */
   private head = 0;
+  /** This collection's keys for the once-per-unit-of-work steps of a remove (made once, not per remove). */
+  private readonly reorderKey: string;
+  private readonly tombstonesKey: string;
 
   constructor(
     readonly name: string,
@@ -74,6 +77,8 @@ export class Collection<T extends { id: string }> {
     /** Store the collection's data in its account, on its first insert (absent: it is stored already). */
     private attach?: () => void,
   ) {
+    this.reorderKey = `order ${name}`;
+    this.tombstonesKey = `tombstones ${name}`;
     const base = this.base;
     data.order.forEach((id, i) => {
       this.positions.set(id, base + i);
@@ -222,14 +227,14 @@ export class Collection<T extends { id: string }> {
     // The objects' keys go back into insertion order once every remove of the work is undone (this
     // inverse, registered at the first remove, runs after theirs): a rolled-back delete leaves the
     // data byte for byte as it was. O(collection), on that rare path only.
-    work?.undoOnce(`order ${this.name}`, () => () => this.reorderItems());
+    work?.undoOnce(this.reorderKey, () => () => this.reorderItems());
     this.report({ kind: 'remove', id }, () => {
       this.data.items.set(id, item);
       this.live += 1;
       this.head = head;
     });
     // Positions move when tombstones are cleared: not while a unit of work may still undo a remove.
-    if (work) work.afterCommitOnce(`tombstones ${this.name}`, () => this.clearTombstones());
+    if (work) work.afterCommitOnce(this.tombstonesKey, () => this.clearTombstones());
     else this.clearTombstones();
     return item;
   }
@@ -271,12 +276,14 @@ export class Collection<T extends { id: string }> {
       this.data.base = this.base + this.head;
       this.head = 0;
       const base = this.base;
+      // Every key of every index is visited (an event log's entity index has one per object), so
+      // the visit allocates nothing: no entry arrays, no position wrapper per list.
       for (const index of this.indexes.values()) {
-        for (const [key, list] of index) {
-          const cut = lowerBound(listPositions(list), base);
+        index.forEach((list, key) => {
+          const cut = countBelow(list, base);
           if (cut === list.length) index.delete(key);
           else if (cut) list.splice(0, cut);
-        }
+        });
       }
       this.onChange({ kind: 'trim', base });
     }
@@ -428,6 +435,18 @@ function lowerBound(positions: Positions, value: number): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (positions.at(mid) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** How many of a sorted list's positions are below `value` (lowerBound on the array itself). */
+function countBelow(list: number[], value: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid] < value) lo = mid + 1;
     else hi = mid;
   }
   return lo;

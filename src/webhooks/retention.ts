@@ -11,14 +11,19 @@ import type { Collection } from '../store/collection.js';
 import { attempts, deliveries } from './history.js';
 
 
-/** Drop from the oldest end while the collection is over the count or its oldest entry is too old, until `stop` says keep. */
-function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (item: T) => string, cutoffMs: number, stop: (item: T) => boolean): void {
+/** Drop from the oldest end while the collection is over the count or its oldest entry is too old, up to the entry `keep` names. */
+function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (item: T) => string, cutoffMs: number, keep: string | undefined): void {
   for (let item = collection.oldest(); item; item = collection.oldest()) {
-    if (stop(item)) return;
+    if (item.id === keep) return;
     if (collection.size <= LIMITS.webhookHistoryEntries && Date.parse(time(item)) >= cutoffMs) return;
     collection.remove(item.id);
   }
 }
+
+// Module-level, not per call: the retention runs after every write that records an event.
+const deliveryTime = (d: { timestamp: string }) => d.timestamp;
+const eventTime = (e: { timestamp: string }) => e.timestamp;
+const attemptTime = (a: { at: string }) => a.at;
 
 /**
  * Apply the retention; costs O(1) when nothing is due, O(dropped) otherwise. `queueHead` is the
@@ -27,11 +32,9 @@ function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (
  */
 export function pruneWebhookHistory(account: Account, queueHead: string | undefined): void {
   const cutoff = account.clock.nowMs() - LIMITS.webhookHistoryDays * DAY_MS;
-  const head = queueHead;
   const history = deliveries(account);
-  dropOldest(history, (d) => d.timestamp, cutoff, (d) => d.id === head);
+  dropOldest(history, deliveryTime, cutoff, queueHead);
   // Deliveries are made in event order: events before the oldest kept delivery's event are no longer carried.
-  const carried = history.oldest()?.event_id;
-  dropOldest(eventLog(account), (e) => e.timestamp, cutoff, (e) => e.id === carried);
-  dropOldest(attempts(account), (a) => a.at, cutoff, () => false);
+  dropOldest(eventLog(account), eventTime, cutoff, history.oldest()?.event_id);
+  dropOldest(attempts(account), attemptTime, cutoff, undefined);
 }

@@ -125,9 +125,11 @@ function forgetOldDeleted(account: Account): void {
   for (const sub of deleted.slice(0, excess)) all.remove(sub.id);
 }
 
-/** Active subscriptions of a topic, oldest first (walks the topic index only). */
-export function activeSubscriptions(account: Account, topic: string): Subscription[] {
-  const found: Subscription[] = [];
-  for (const sub of subscriptions(account).newest({ field: 'topic', value: topic })) if (sub.is_active) found.push(sub);
-  return found.reverse();
+const NONE: readonly Subscription[] = Object.freeze([]);
+
+/** Active subscriptions of a topic, oldest first (walks the topic index only); one shared empty list when there are none (most events). */
+export function activeSubscriptions(account: Account, topic: string): readonly Subscription[] {
+  let found: Subscription[] | undefined;
+  for (const sub of subscriptions(account).newest({ field: 'topic', value: topic })) if (sub.is_active) (found ??= []).push(sub);
+  return found ? found.reverse() : NONE;
 }
