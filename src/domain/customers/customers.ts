@@ -19,6 +19,8 @@ export type Customer = Schema<'Customer'> & { default_payment_method_id: string 
 /** The fields the API shows, in the document's order (a record from an older data file may hold more, or fewer). */
 const USER_VIEW_FIELDS = ['id', 'created_at', 'email', 'first_name', 'last_name', 'job_title', 'phone'] as const;
 const VIEW_FIELDS = ['id', 'created_at', 'status', ...CREATE_FIELDS, 'default_payment_method_id', 'customer_integration_id'] as const;
+/** What a new customer takes from its input (each null when not given). */
+const INPUT_FIELDS = [...CREATE_FIELDS, 'customer_integration_id'] as const;
 
 /** Users belong to one customer; the API view leaves the owner out. */
 export type CustomerUser = Schema<'CustomerUser'> & { customer_id: string };
@@ -54,7 +56,7 @@ export function createCustomer(deps: Deps, account: Account, input: CustomerInpu
   checkCustomerInput(account, input);
   const now = account.clock.iso();
   const customer = {
-    ...withNulls(input, [...CREATE_FIELDS, 'customer_integration_id']),
+    ...withNulls(input, INPUT_FIELDS),
     id: account.newId('cus'),
     created_at: now,
     status: 'active',
