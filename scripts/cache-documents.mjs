@@ -1,14 +1,12 @@
-// Part of `npm run build`: writes dist/openapi/<name>.json, each OpenAPI document parsed from its YAML
-// with the SHA-256 of that YAML. src/http/openapi.ts reads the JSON when the hash still matches the
-// YAML beside it (parsing JSON is about 50 times faster than parsing YAML: start-up is 300 ms at most);
-// any other case (an edited YAML, running from src/) parses the YAML, which stays the one source.
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { parse } from 'yaml';
+// Part of `npm run build` (after tsc): writes dist/openapi/<name>.json, each OpenAPI document parsed
+// from its YAML and bundled (the other document's schemas it references copied in), with the SHA-256
+// of that YAML: buildDocuments in src/http/openapi.ts, which a start without this copy runs too.
+// loadDocument reads the JSON when the hash still matches the YAML beside it: parsing JSON is about
+// 50 times faster than parsing YAML, and the bundling's walk of every node is done here once rather
+// than at every start. Any other case (an edited YAML, running from src/) parses and bundles the
+// YAML, which stays the one source.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { buildDocuments } from '../dist/http/openapi.js';
 
 mkdirSync('dist/openapi', { recursive: true });
-for (const name of ['openapi', 'control-plane']) {
-  const text = readFileSync(`openapi/${name}.yaml`, 'utf8');
-  const sha256 = createHash('sha256').update(text).digest('hex');
-  writeFileSync(`dist/openapi/${name}.json`, JSON.stringify({ sha256, document: parse(text) }));
-}
+for (const [name, built] of Object.entries(buildDocuments())) writeFileSync(`dist/openapi/${name}.json`, JSON.stringify(built));

@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { documentOperations, loadDocument, OPENAPI_DIR } from '../src/http/openapi.js';
+import { buildDocuments, documentOperations, loadDocument, OPENAPI_DIR } from '../src/http/openapi.js';
 import { setup } from './helpers.js';
 
 const asParsed = (name: 'openapi' | 'control-plane') => JSON.stringify(loadDocument(name).document);
@@ -34,5 +34,18 @@ describe('the shared OpenAPI documents', () => {
     expect(called).toBeGreaterThan(100);
     expect(asParsed('openapi')).toBe(before.openapi);
     expect(asParsed('control-plane')).toBe(before.control);
+  });
+
+  it("the build's stored copy is what a start without it works out: the same documents, bundled the same way", () => {
+    const built = buildDocuments();
+    for (const name of ['openapi', 'control-plane'] as const) {
+      // Stored as JSON (dist/openapi/<name>.json) and read back at start.
+      const stored = JSON.parse(JSON.stringify(built[name])) as typeof built[typeof name];
+      expect(stored.document).toEqual(loadDocument(name).document);
+      expect(stored.sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    // Only the control plane's file references the other document's schemas.
+    expect([built.openapi.bundled, built['control-plane'].bundled]).toEqual([false, true]);
+    expect(JSON.stringify(built['control-plane'].document)).not.toContain('.yaml#');
   });
 });

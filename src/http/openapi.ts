@@ -23,14 +23,16 @@ const cache = new Map<string, LoadedDocument>();
  * references the other one (control-plane.yaml names the API's create schemas it validates
  * accounting-sync items against) is bundled: each referenced schema, and the schemas it names in
  * turn, is copied into its components under the same name, so openapi-backend, the response
- * checker and anyone reading `yamlText` get one self-contained document.
+ * checker and anyone reading `yamlText` get one self-contained document. The build stores each
+ * document parsed and bundled (scripts/cache-documents.mjs), so a start reads JSON and walks nothing.
  */
-export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument {
+export function loadDocument(name: DocumentName): LoadedDocument {
   let loaded = cache.get(name);
   if (!loaded) {
     const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
-    const document = (cachedParse(name, text) ?? parseYaml(text)) as Document;
-    const bundled = bundleExternalRefs(document);
+    const built = cachedParse(name, text);
+    const document = built?.document ?? (parseYaml(text) as Document);
+    const bundled = built ? built.bundled : bundleExternalRefs(document, (other) => loadDocument(other).document);
     // Written out (or read again) only when asked for (serving it): start-up neither pays for it nor
     // keeps the text in memory.
     let yamlText: string | undefined;
@@ -46,18 +48,55 @@ export function loadDocument(name: 'openapi' | 'control-plane'): LoadedDocument 
   return loaded;
 }
 
-/** The build's parsed copy (scripts/cache-documents.mjs) when it was made from exactly this YAML text. */
-function cachedParse(name: string, text: string): unknown {
+export type DocumentName = 'openapi' | 'control-plane';
+
+/** What the build stores for a document (scripts/cache-documents.mjs): parsed and bundled, with the hash of its YAML. */
+export interface BuiltDocument {
+  sha256: string;
+  /** Whether bundling copied in schemas of the other document (its YAML text then differs from the file). */
+  bundled: boolean;
+  document: Document;
+}
+
+/**
+ * Both documents parsed from their YAML and bundled, each with the hash of its text: what the build
+ * stores (scripts/cache-documents.mjs) and a start without that copy works out (loadDocument).
+ */
+export function buildDocuments(): Record<DocumentName, BuiltDocument> {
+  const built = new Map<DocumentName, BuiltDocument>();
+  const build = (name: DocumentName): BuiltDocument => {
+    let entry = built.get(name);
+    if (!entry) {
+      const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
+      const document = parseYaml(text) as Document;
+      // The other document is bundled first when this one adopts its schemas, as loadDocument does.
+      const bundled = bundleExternalRefs(document, (other) => build(other).document);
+      entry = { sha256: createHash('sha256').update(text).digest('hex'), bundled, document };
+      built.set(name, entry);
+    }
+    return entry;
+  };
+  return { openapi: build('openapi'), 'control-plane': build('control-plane') };
+}
+
+/** The build's parsed and bundled copy when it was made from exactly this YAML text. */
+function cachedParse(name: DocumentName, text: string): BuiltDocument | undefined {
   try {
-    const cached = JSON.parse(readFileSync(new URL(`../openapi/${name}.json`, import.meta.url), 'utf8')) as { sha256?: string; document?: unknown };
-    return cached.sha256 === createHash('sha256').update(text).digest('hex') ? cached.document : undefined;
+    const cached = JSON.parse(readFileSync(new URL(`../openapi/${name}.json`, import.meta.url), 'utf8')) as Partial<BuiltDocument>;
+    // A copy from a build before `bundled` was stored is not used: it was not bundled.
+    if (typeof cached.bundled !== 'boolean' || !cached.document) return undefined;
+    return cached.sha256 === createHash('sha256').update(text).digest('hex') ? (cached as BuiltDocument) : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Inline `./other.yaml#/components/schemas/X` refs as local ones (in place); true when any was found. */
-function bundleExternalRefs(document: Document): boolean {
+/**
+ * Inline `./other.yaml#/components/schemas/X` refs as local ones (in place); true when any was found.
+ * `documentOf` gives the other document of this project (openapi.yaml or control-plane.yaml) parsed;
+ * any other file is read and parsed here.
+ */
+export function bundleExternalRefs(document: Document, documentOf: (name: DocumentName) => Document): boolean {
   const schemas = ((document.components ??= {}).schemas ??= {}) as Record<string, unknown>;
   const others = new Map<string, Record<string, unknown>>();
   let found = false;
@@ -65,8 +104,8 @@ function bundleExternalRefs(document: Document): boolean {
     let other = others.get(file);
     if (!other) {
       // The other document of this project is already parsed (and cached): never parse it twice.
-      const known = /^(openapi|control-plane)\.yaml$/.exec(file)?.[1] as 'openapi' | 'control-plane' | undefined;
-      other = (known ? loadDocument(known).document : parseYaml(readFileSync(`${OPENAPI_DIR}${file}`, 'utf8'))) as Record<string, unknown>;
+      const known = /^(openapi|control-plane)\.yaml$/.exec(file)?.[1] as DocumentName | undefined;
+      other = (known ? documentOf(known) : parseYaml(readFileSync(`${OPENAPI_DIR}${file}`, 'utf8'))) as Record<string, unknown>;
       others.set(file, other);
     }
     const source = (other.components as { schemas?: Record<string, unknown> } | undefined)?.schemas?.[schemaName];
@@ -114,7 +153,7 @@ export interface DocumentOperation {
 const operationLists = new Map<string, DocumentOperation[]>();
 
 /** Every operation of a document with its path template, walked once per process. */
-export function documentOperations(name: 'openapi' | 'control-plane' = 'openapi'): DocumentOperation[] {
+export function documentOperations(name: DocumentName = 'openapi'): DocumentOperation[] {
   let list = operationLists.get(name);
   if (!list) {
     list = [];
