@@ -4,9 +4,11 @@
 // (scripts/bundle-cli.mjs: start-up reads one script rather than hundreds of modules) with a code
 // cache taken after start-up (src/cli/code-cache.ts), else the compiled modules (a build without
 // the bundle).
-import * as nodeModule from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { codeCacheDir, loadWithCodeCache } from './cli/code-cache.js';
+
+// Built-ins without an ES module facade each (see src/cli/code-cache.ts).
+const nodeModule = process.getBuiltinModule('node:module');
+const { fileURLToPath } = process.getBuiltinModule('node:url');
 
 type Program = typeof import('./cli/program.js');
 
