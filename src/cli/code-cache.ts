@@ -20,7 +20,9 @@ const { hash } = process.getBuiltinModule('node:crypto');
 const { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } = process.getBuiltinModule('node:fs');
 const { createRequire } = process.getBuiltinModule('node:module');
 const { tmpdir } = process.getBuiltinModule('node:os');
-const { dirname, join } = process.getBuiltinModule('node:path');
+const nodePath = process.getBuiltinModule('node:path');
+const dirname = (path: string): string => nodePath.dirname(path);
+const join = (...paths: string[]): string => nodePath.join(...paths);
 const { Script } = process.getBuiltinModule('node:vm');
 
 /**
