@@ -96,10 +96,12 @@ export class StreamHub {
         this.deps.log.error({ err: error }, 'live stream message not sent');
       }
     };
-    events.on('recorded', safe((account, event) => this.publish(account, 'event', eventMessage(event))));
-    activity.on('attempt', safe((account, attempt, delivery) => this.publish(account, 'delivery', this.deliveryMessage(account, attempt, delivery))));
-    activity.on('request', safe((account, entry) => this.byAccount.has(account.id) && this.publish(account, 'request', requestMessage(entry()))));
-    activity.on('clock', safe((account) => this.publish(account, 'clock', { now: account.clock.iso(), offset_seconds: account.clock.offsetMs / 1000 })));
+    // Each message is made only when an open stream of the account wants its type: every write
+    // records events and every delivery attempts, with no stream open most of the time.
+    events.on('recorded', safe((account, event) => this.publish(account, 'event', () => eventMessage(event))));
+    activity.on('attempt', safe((account, attempt, delivery) => this.publish(account, 'delivery', () => this.deliveryMessage(account, attempt, delivery))));
+    activity.on('request', safe((account, entry) => this.publish(account, 'request', () => requestMessage(entry()))));
+    activity.on('clock', safe((account) => this.publish(account, 'clock', () => ({ now: account.clock.iso(), offset_seconds: account.clock.offsetMs / 1000 }))));
     // A reset wipes the account's subscriptions: the forwarders of its open streams are made again.
     store.events.on('accountReset', (account: Account) => this.refreshForwarders((c) => c.accountId === account.id));
     // After a full reset, once the default partner is made again (a reset step).
@@ -161,10 +163,12 @@ export class StreamHub {
     this.stopHeartbeat();
   }
 
-  private publish(account: Account, type: StreamType, data: object): void {
+  /** Send to the account's streams that want `type` the message `make` gives (made once, and only when one does). */
+  private publish(account: Account, type: StreamType, make: () => object): void {
     const set = this.byAccount.get(account.id);
     if (!set) return;
-    for (const connection of set) if (connection.types.has(type)) this.send(connection, type, data);
+    let data: object | undefined;
+    for (const connection of set) if (connection.types.has(type)) this.send(connection, type, (data ??= make()));
   }
 
   private deliveryMessage(account: Account, attempt: AttemptRecord, delivery: DeliveryRecord) {
