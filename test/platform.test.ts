@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventLog } from '../src/events/events.js';
-import { dataOnDisk, loadDataFile, setup, type Api, type TestSandbox } from './helpers.js';
+import { dataOnDisk, loadDataFile, setup, storeJson, type Api, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
 let api: Api;
@@ -262,7 +262,7 @@ describe('data files written by other versions', () => {
     const stale = { updated_at: '2020-01-01T00:00:00.000Z', payment_ids: ['pay_old'], internal_note: 'not for partners' };
     const record = findRecord(saved, customer.id);
     Object.assign(record, stale);
-    await writeFile(file, JSON.stringify(saved));
+    await writeFile(file, storeJson(saved));
 
     const second = await setup({ dataFile: file });
     const again = second.as(await second.token());
@@ -279,7 +279,8 @@ describe('data files written by other versions', () => {
 function findRecord(node: unknown, id: string): Record<string, unknown> {
   if (node && typeof node === 'object') {
     if ((node as { id?: unknown }).id === id) return node as Record<string, unknown>;
-    for (const child of Object.values(node)) {
+    // A collection's objects are a Map in memory.
+    for (const child of node instanceof Map ? node.values() : Object.values(node)) {
       const found = findRecord(child, id);
       if (found) return found;
     }
