@@ -205,12 +205,12 @@ export class Collection<T extends { id: string }> {
     for (const [index, before, after] of moved) {
       const from = index.get(before);
       if (from) {
-        const at = lowerBound(listPositions(from), position);
+        const at = countBelow(from, position);
         if (from[at] === position) from.splice(at, 1);
       }
       const to = index.get(after);
       if (!to) index.set(after, [position]);
-      else to.splice(lowerBound(listPositions(to), position), 0, position);
+      else to.splice(countBelow(to, position), 0, position);
     }
   }
 
@@ -440,7 +440,7 @@ function lowerBound(positions: Positions, value: number): number {
   return lo;
 }
 
-/** How many of a sorted list's positions are below `value` (lowerBound on the array itself). */
+/** How many of a sorted list's positions are below `value`: where `value` goes (lowerBound on the array itself, allocating nothing). */
 function countBelow(list: number[], value: number): number {
   let lo = 0;
   let hi = list.length;
