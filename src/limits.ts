@@ -95,6 +95,8 @@ export const LIMITS = {
   webhookSubscriptionsPerAccount: 50,
   /** Receiver origins with a pool of kept-alive connections; beyond, the least recently used pool closes. */
   webhookReceiverPools: 256,
+  /** Endpoint urls kept parsed for delivery attempts (their request options); beyond, the oldest is parsed again when used. */
+  webhookParsedUrls: 256,
   /** Deleted (inactive) subscriptions still listed per account; the oldest beyond this are dropped. */
   webhookDeletedSubscriptionsKept: 100,
   /**

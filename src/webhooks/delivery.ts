@@ -4,6 +4,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { http, https } from '../node-http.js';
 import { VERSION } from '../config.js';
+import { LIMITS } from '../limits.js';
 import type { ReceiverConnections } from './connections.js';
 
 export interface AttemptOutcome {
@@ -40,9 +41,8 @@ interface Target {
   request: { protocol: string; hostname: string; port: string; path: string; method: 'POST'; auth?: string };
 }
 
-/** Endpoint urls parsed, newest last; a few subscriptions' worth (a url is cheap to parse again). */
+/** Endpoint urls parsed, newest last; at most LIMITS.webhookParsedUrls (a url is cheap to parse again). */
 const targets = new Map<string, Target | null>();
-const KEPT_TARGETS = 64;
 
 /** The url's target, or null when it is not a valid url. */
 function targetOf(url: string): Target | null {
@@ -62,7 +62,7 @@ function targetOf(url: string): Target | null {
     } catch {
       target = null;
     }
-    if (targets.size >= KEPT_TARGETS) targets.delete(targets.keys().next().value as string);
+    if (targets.size >= LIMITS.webhookParsedUrls) targets.delete(targets.keys().next().value as string);
     targets.set(url, target);
   }
   return target;
