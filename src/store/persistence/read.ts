@@ -139,7 +139,7 @@ function fromVersion1(file: string, document: unknown): Omit<Loaded, 'snapshotBy
   // Version 1 stored each collection's objects as one object keyed by id; in memory they are a Map.
   for (const account of Object.values(data.accounts ?? {})) {
     for (const collection of Object.values(account.collections ?? {})) {
-      collection.items = new Map(Object.entries(collection.items as unknown as Record<string, { id: string }>));
+      collection.items = new Map(Object.entries((collection.items ?? {}) as unknown as Record<string, { id: string }>));
     }
   }
   return { data, version: 1, generation: 1, seq: 0 };
