@@ -1,7 +1,8 @@
 // Owns one HTTP delivery attempt to a receiver: a JSON POST with the subscription's secret as a bearer
 // token, a hard time-out over the whole exchange, no redirects, and at most a small capped read.
 // The connection comes from the receiver's keep-alive pool when one is given (src/webhooks/connections.ts).
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { ClientRequest, ClientRequestArgs, IncomingMessage } from 'node:http';
+import { urlToHttpOptions } from 'node:url';
 import { http, https } from '../node-http.js';
 import { VERSION } from '../config.js';
 import { LIMITS } from '../limits.js';
@@ -34,11 +35,11 @@ export interface SendOptions {
 
 export const DEFAULT_SEND_OPTIONS: SendOptions = { timeoutMs: 10_000, maxResponseBytes: 4096 };
 
-/** Where an endpoint url sends, parsed once: http.request's options without the per-attempt ones. */
+/** Where an endpoint url sends, parsed once: node's request options for it (host, port, path, credentials). */
 interface Target {
   https: boolean;
   origin: string;
-  request: { protocol: string; hostname: string; port: string; path: string; method: 'POST'; auth?: string };
+  request: ClientRequestArgs;
 }
 
 /** Endpoint urls parsed, newest last; at most LIMITS.webhookParsedUrls (a url is cheap to parse again). */
@@ -50,15 +51,9 @@ function targetOf(url: string): Target | null {
   if (target === undefined) {
     try {
       const parsed = new URL(url);
-      // URL keeps IPv6 hosts in brackets; the socket wants the bare address.
-      const hostname = parsed.hostname.startsWith('[') ? parsed.hostname.slice(1, -1) : parsed.hostname;
-      target = {
-        https: parsed.protocol === 'https:',
-        origin: parsed.origin,
-        request: { protocol: parsed.protocol, hostname, port: parsed.port, path: `${parsed.pathname}${parsed.search}`, method: 'POST' },
-      };
-      // Credentials in the url are sent as node sends a URL's (Basic, unless a bearer secret is set).
-      if (parsed.username || parsed.password) target.request.auth = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+      // The options node itself makes of a URL (an IPv6 host without brackets, credentials as Basic),
+      // made once instead of at every attempt.
+      target = { https: parsed.protocol === 'https:', origin: parsed.origin, request: urlToHttpOptions(parsed) };
     } catch {
       target = null;
     }
@@ -106,7 +101,7 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
     options.underWay?.add(interrupt);
     const send = (firstTry: boolean): void => {
       try {
-        req = client.request({ ...target.request, headers, agent: options.connections?.agentFor(target.origin, target.https) ?? false });
+        req = client.request({ ...target.request, method: 'POST', headers, agent: options.connections?.agentFor(target.origin, target.https) ?? false });
       } catch (error) {
         // Node refuses some requests before sending anything (a header with a character it cannot
         // carry, say, from a secret stored by an older version): a failed attempt like any other.
