@@ -205,12 +205,12 @@ export class Collection<T extends { id: string }> {
     for (const [index, before, after] of moved) {
       const from = index.get(before);
       if (from) {
-        const at = countBelow(from, position);
+        const at = lowerBound(from, position);
         if (from[at] === position) from.splice(at, 1);
       }
       const to = index.get(after);
       if (!to) index.set(after, [position]);
-      else to.splice(countBelow(to, position), 0, position);
+      else to.splice(lowerBound(to, position), 0, position);
     }
   }
 
@@ -277,10 +277,10 @@ export class Collection<T extends { id: string }> {
       this.head = 0;
       const base = this.base;
       // Every key of every index is visited (an event log's entity index has one per object), so
-      // the visit allocates nothing: no entry arrays, no position wrapper per list.
+      // the visit allocates nothing: no entry arrays (forEach), and lowerBound reads the list itself.
       for (const index of this.indexes.values()) {
         index.forEach((list, key) => {
-          const cut = countBelow(list, base);
+          const cut = lowerBound(list, base);
           if (cut === list.length) index.delete(key);
           else if (cut) list.splice(0, cut);
         });
@@ -311,7 +311,7 @@ export class Collection<T extends { id: string }> {
   *newest(where?: { field: string; value: string }): IterableIterator<T> {
     const positions = this.positionsFor(where);
     for (let i = positions.length - 1; i >= 0; i--) {
-      const item = this.at(positions.at(i));
+      const item = this.at(positionAt(positions, i));
       if (item) yield item;
     }
   }
@@ -343,8 +343,9 @@ export class Collection<T extends { id: string }> {
       const start = this.indexAfter(positions, this.decodeCursor(query.before, 'before'));
       let i = start;
       for (; i < positions.length && found.length < limit; i++) {
-        const item = matches(positions.at(i));
-        if (item) found.push({ position: positions.at(i), item });
+        const position = positionAt(positions, i);
+        const item = matches(position);
+        if (item) found.push({ position, item });
       }
       hasPrevious = this.anyMatch(positions, i, +1, matches);
       hasNext = this.anyMatch(positions, start - 1, -1, matches);
@@ -353,8 +354,9 @@ export class Collection<T extends { id: string }> {
       const start = query.after ? this.indexBefore(positions, this.decodeCursor(query.after, 'after')) : positions.length - 1;
       let i = start;
       for (; i >= 0 && found.length < limit; i--) {
-        const item = matches(positions.at(i));
-        if (item) found.push({ position: positions.at(i), item });
+        const position = positionAt(positions, i);
+        const item = matches(position);
+        if (item) found.push({ position, item });
       }
       hasNext = this.anyMatch(positions, i, -1, matches);
       hasPrevious = query.after ? this.anyMatch(positions, start + 1, +1, matches) : false;
@@ -374,14 +376,14 @@ export class Collection<T extends { id: string }> {
   }
 
   private positionsFor(where?: { field: string; value: string }): Positions {
-    if (!where) return allPositions(this.base + this.head, this.data.order.length - this.head);
+    if (!where) return { from: this.base + this.head, length: this.data.order.length - this.head };
     const index = this.indexes.get(where.field);
     if (!index) throw new Error(`${this.name} has no index on ${where.field}`);
-    return listPositions(index.get(where.value) ?? []);
+    return index.get(where.value) ?? [];
   }
 
   private anyMatch(positions: Positions, from: number, step: 1 | -1, matches: (p: number) => T | undefined): boolean {
-    for (let i = from; i >= 0 && i < positions.length; i += step) if (matches(positions.at(i))) return true;
+    for (let i = from; i >= 0 && i < positions.length; i += step) if (matches(positionAt(positions, i))) return true;
     return false;
   }
 
@@ -414,39 +416,24 @@ export class Collection<T extends { id: string }> {
   }
 }
 
-/** A sorted list of insertion positions: all of them (without allocating) or one index entry's. */
-interface Positions {
-  length: number;
-  at(i: number): number;
+/**
+ * A sorted list of insertion positions: one index entry's own list, or every position from
+ * from..from+length-1 (without making that list). Read through positionAt; nothing is wrapped or
+ * allocated per list.
+ */
+type Positions = readonly number[] | { readonly from: number; readonly length: number };
+
+function positionAt(positions: Positions, i: number): number {
+  return 'from' in positions ? positions.from + i : positions[i];
 }
 
-/** Positions from..from+length-1, without allocating. */
-function allPositions(from: number, length: number): Positions {
-  return { length, at: (i) => from + i };
-}
-
-function listPositions(list: number[]): Positions {
-  return { length: list.length, at: (i) => list[i] };
-}
-
+/** How many of the positions are below `value`: where `value` goes in the sorted list. */
 function lowerBound(positions: Positions, value: number): number {
   let lo = 0;
   let hi = positions.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (positions.at(mid) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** How many of a sorted list's positions are below `value`: where `value` goes (lowerBound on the array itself, allocating nothing). */
-function countBelow(list: number[], value: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid] < value) lo = mid + 1;
+    if (positionAt(positions, mid) < value) lo = mid + 1;
     else hi = mid;
   }
   return lo;
