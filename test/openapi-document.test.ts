@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { buildDocuments, documentOperations, loadDocument, OPENAPI_DIR } from '../src/http/openapi.js';
+import { buildDocuments, builtCopy, documentOperations, loadDocument, OPENAPI_DIR } from '../src/http/openapi.js';
 import { setup } from './helpers.js';
 
 const asParsed = (name: 'openapi' | 'control-plane') => JSON.stringify(loadDocument(name).document);
@@ -47,5 +47,18 @@ describe('the shared OpenAPI documents', () => {
     // Only the control plane's file references the other document's schemas.
     expect([built.openapi.bundled, built['control-plane'].bundled]).toEqual([false, true]);
     expect(JSON.stringify(built['control-plane'].document)).not.toContain('.yaml#');
+  });
+
+  it("a start uses the build's copy only when it was made from the YAML beside it, bundled", () => {
+    const yaml = readFileSync(`${OPENAPI_DIR}control-plane.yaml`, 'utf8');
+    const stored = JSON.stringify(buildDocuments()['control-plane']);
+    expect(builtCopy(stored, yaml)?.document).toEqual(loadDocument('control-plane').document);
+    // The YAML edited since the build: parsed again.
+    expect(builtCopy(stored, `${yaml}\n# edited\n`)).toBeUndefined();
+    // A copy from a build before bundling was stored (no flag), a damaged one, none at all.
+    const { bundled: _left, ...older } = JSON.parse(stored) as Record<string, unknown>;
+    expect(builtCopy(JSON.stringify(older), yaml)).toBeUndefined();
+    expect(builtCopy(stored.slice(0, 100), yaml)).toBeUndefined();
+    expect(builtCopy(undefined, yaml)).toBeUndefined();
   });
 });

@@ -29,17 +29,15 @@ const cache = new Map<string, LoadedDocument>();
 export function loadDocument(name: DocumentName): LoadedDocument {
   let loaded = cache.get(name);
   if (!loaded) {
-    const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
-    const built = cachedParse(name, text);
-    const document = built?.document ?? (parseYaml(text) as Document);
-    const bundled = built ? built.bundled : bundleExternalRefs(document, (other) => loadDocument(other).document);
+    const text = documentYaml(name);
+    const { document, bundled } = builtCopy(builtText(name), text) ?? fromYaml(text, (other) => loadDocument(other).document);
     // Written out (or read again) only when asked for (serving it): start-up neither pays for it nor
     // keeps the text in memory.
     let yamlText: string | undefined;
     loaded = {
       document,
       get yamlText() {
-        yamlText ??= bundled ? stringifyYaml(document, { lineWidth: 0 }) : readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
+        yamlText ??= bundled ? stringifyYaml(document, { lineWidth: 0 }) : documentYaml(name);
         return yamlText;
       },
     };
@@ -58,6 +56,18 @@ export interface BuiltDocument {
   document: Document;
 }
 
+function documentYaml(name: DocumentName): string {
+  return readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
+}
+
+const sha256Of = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** A document from its YAML text: parsed and bundled (`documentOf` gives the other document), with the text's hash. */
+function fromYaml(text: string, documentOf: (name: DocumentName) => Document): BuiltDocument {
+  const document = parseYaml(text) as Document;
+  return { sha256: sha256Of(text), bundled: bundleExternalRefs(document, documentOf), document };
+}
+
 /**
  * Both documents parsed from their YAML and bundled, each with the hash of its text: what the build
  * stores (scripts/cache-documents.mjs) and a start without that copy works out (loadDocument).
@@ -67,11 +77,8 @@ export function buildDocuments(): Record<DocumentName, BuiltDocument> {
   const build = (name: DocumentName): BuiltDocument => {
     let entry = built.get(name);
     if (!entry) {
-      const text = readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8');
-      const document = parseYaml(text) as Document;
       // The other document is bundled first when this one adopts its schemas, as loadDocument does.
-      const bundled = bundleExternalRefs(document, (other) => build(other).document);
-      entry = { sha256: createHash('sha256').update(text).digest('hex'), bundled, document };
+      entry = fromYaml(documentYaml(name), (other) => build(other).document);
       built.set(name, entry);
     }
     return entry;
@@ -79,16 +86,30 @@ export function buildDocuments(): Record<DocumentName, BuiltDocument> {
   return { openapi: build('openapi'), 'control-plane': build('control-plane') };
 }
 
-/** The build's parsed and bundled copy when it was made from exactly this YAML text. */
-function cachedParse(name: DocumentName, text: string): BuiltDocument | undefined {
+/** The build's stored copy of a document (dist/openapi/<name>.json), as text; undefined without a build. */
+function builtText(name: DocumentName): string | undefined {
   try {
-    const cached = JSON.parse(readFileSync(new URL(`../openapi/${name}.json`, import.meta.url), 'utf8')) as Partial<BuiltDocument>;
-    // A copy from a build before `bundled` was stored is not used: it was not bundled.
-    if (typeof cached.bundled !== 'boolean' || !cached.document) return undefined;
-    return cached.sha256 === createHash('sha256').update(text).digest('hex') ? (cached as BuiltDocument) : undefined;
+    return readFileSync(new URL(`../openapi/${name}.json`, import.meta.url), 'utf8');
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The build's copy (its JSON text) when it was made from exactly this YAML text; undefined when
+ * there is none, it is damaged, the YAML changed since, or it comes from a build before `bundled` was
+ * stored (it was not bundled).
+ */
+export function builtCopy(json: string | undefined, yamlText: string): BuiltDocument | undefined {
+  if (json === undefined) return undefined;
+  let copy: Partial<BuiltDocument>;
+  try {
+    copy = JSON.parse(json) as Partial<BuiltDocument>;
+  } catch {
+    return undefined;
+  }
+  if (typeof copy.bundled !== 'boolean' || !copy.document || typeof copy.document !== 'object') return undefined;
+  return copy.sha256 === sha256Of(yamlText) ? (copy as BuiltDocument) : undefined;
 }
 
 /**
@@ -96,7 +117,7 @@ function cachedParse(name: DocumentName, text: string): BuiltDocument | undefine
  * `documentOf` gives the other document of this project (openapi.yaml or control-plane.yaml) parsed;
  * any other file is read and parsed here.
  */
-export function bundleExternalRefs(document: Document, documentOf: (name: DocumentName) => Document): boolean {
+function bundleExternalRefs(document: Document, documentOf: (name: DocumentName) => Document): boolean {
   const schemas = ((document.components ??= {}).schemas ??= {}) as Record<string, unknown>;
   const others = new Map<string, Record<string, unknown>>();
   let found = false;
