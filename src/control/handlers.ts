@@ -138,25 +138,30 @@ function advanceTarget(account: Account, body: { seconds?: number; to?: string }
   return target;
 }
 
+/**
+ * An advance as the scheduler plans it in the account's turn (after any advance before it, so two
+ * advances of 60 seconds sent together move the clock 120 seconds): its target read from the clock
+ * then, and the answer made once the due jobs ran, naming only the jobs this advance saw fail.
+ */
+function advancePlan(account: Account, body: { seconds?: number; to?: string }) {
+  const offsetBefore = account.clock.offsetMs;
+  const lastFailedBefore = failedJobs(account).at(-1);
+  return {
+    targetMs: advanceTarget(account, body),
+    done: (ran: number) => {
+      // The move to the target reads real time again, a millisecond or more later when due work ran
+      // or the machine is busy: `seconds` adds exactly that many seconds to the offset all the same.
+      if (body.to === undefined) account.clock.raiseOffsetTo(offsetBefore + Number(body.seconds) * 1000);
+      // Read at once: the clock goes on with real time, and `to` should read as given when it can.
+      const all = failedJobs(account);
+      const fresh = lastFailedBefore ? all.slice(all.indexOf(lastFailedBefore) + 1) : all;
+      return { ...clockView(account), ran, failed_jobs: newestFirst(fresh) };
+    },
+  };
+}
+
 const advanceClock: Handler<'sandboxAdvanceClock'> = async ({ deps, account, body }) => {
-  // Planned in the account's turn: two advances of 60 seconds sent together, while due work of the
-  // first awaits, move the clock 120 seconds, and each names only its own failed jobs.
-  const answer = await deps.scheduler.advanceInTurn(account, () => {
-    const offsetBefore = account.clock.offsetMs;
-    const lastFailedBefore = failedJobs(account).at(-1);
-    return {
-      targetMs: advanceTarget(account, body),
-      done: (ran: number) => {
-        // The move to the target reads real time again, a millisecond or more later when due work ran
-        // or the machine is busy: `seconds` adds exactly that many seconds to the offset all the same.
-        if (body.to === undefined) account.clock.raiseOffsetTo(offsetBefore + Number(body.seconds) * 1000);
-        // Read at once: the clock goes on with real time, and `to` should read as given when it can.
-        const all = failedJobs(account);
-        const fresh = lastFailedBefore ? all.slice(all.indexOf(lastFailedBefore) + 1) : all;
-        return { ...clockView(account), ran, failed_jobs: newestFirst(fresh) };
-      },
-    };
-  });
+  const answer = await deps.scheduler.advanceInTurn(account, () => advancePlan(account, body));
   deps.activity.emit('clock', account);
   return ok(answer);
 };
