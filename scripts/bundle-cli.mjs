@@ -1,5 +1,6 @@
 // Part of `npm run build` (after tsc): the command line (src/cli/program.ts, with the server it starts)
-// bundled by esbuild into one CommonJS script, dist/cli/bundle.cjs, with its dependencies. `node
+// bundled by esbuild into one CommonJS script, dist/cli/bundle.cjs, with its dependencies, inside one
+// function expression (the loader's BUNDLE_HEAD and BUNDLE_TAIL, src/cli/code-cache.ts). `node
 // dist/cli.js` runs it through src/cli/code-cache.ts: one file to read instead of some 900 modules
 // to resolve and compile, and a V8 code cache taken after start-up, which a script (unlike an ES
 // module) can have. What is imported on first use (faker's factories, the parity runner, the client
@@ -15,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI_EXTERNALS } from './lib/cli-externals.mjs';
 // The loader's name for it, from its compiled module: `npm run build` runs tsc before this script.
-import { IMPORT_PARAMETER } from '../dist/cli/code-cache.js';
+import { BUNDLE_HEAD, BUNDLE_TAIL, IMPORT_PARAMETER } from '../dist/cli/code-cache.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -50,7 +51,10 @@ await build({
   // The sources find their files relative to import.meta.url, which a script has not: its own
   // file's URL stands in (src/cli/code-cache.ts passes the script its __filename, as node would).
   define: { 'import.meta.url': '__billingSandboxBundleUrl' },
-  banner: { js: 'const __billingSandboxBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  // The file is one function expression (the loader's BUNDLE_HEAD and BUNDLE_TAIL), which the loader
+  // compiles as it is: no second copy of the text at each start.
+  banner: { js: `${BUNDLE_HEAD}const __billingSandboxBundleUrl = require("node:url").pathToFileURL(__filename).href;` },
+  footer: { js: BUNDLE_TAIL },
   // Their licence notices travel with the code (every bundled package is also an installed dependency).
   legalComments: 'eof',
   // Less to read and compile at each start; names kept (error classes and logs show them).

@@ -10,18 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { IMPORT_PARAMETER, KEPT_CACHES, codeCacheDir, loadWithCodeCache } from '../src/cli/code-cache.js';
+import { BUNDLE_HEAD, BUNDLE_TAIL, IMPORT_PARAMETER, KEPT_CACHES, codeCacheDir, loadWithCodeCache } from '../src/cli/code-cache.js';
 
 const SOURCE = fileURLToPath(new URL('../src/cli/code-cache.ts', import.meta.url));
 
-const script = (answer: number) => `
+// As the build writes the bundle: CommonJS code inside the loader's function head and tail.
+const script = (answer: number) => `${BUNDLE_HEAD}
 const path = require('node:path');
 exports.answer = ${answer};
 exports.sum = (n) => { let s = 0; for (let i = 1; i <= n; i++) s += i; return s; };
 exports.file = __filename;
 exports.beside = require.resolve('./beside.cjs');
-exports.sep = async () => (await ${IMPORT_PARAMETER}('node:path')).sep;
-`;
+exports.sep = async () => (await ${IMPORT_PARAMETER}('node:path')).sep;${BUNDLE_TAIL}`;
 
 interface Load { cacheUsed: boolean; answer: number; sum: number; file: string; beside: string; sep: string; saveThrew: boolean }
 
@@ -117,6 +117,13 @@ describe('loadWithCodeCache', () => {
     expect(caches()).toHaveLength(1); // nothing more written there
     chmodSync(cacheDir, 0o700);
     expect(load(false).cacheUsed).toBe(true);
+  });
+
+  it('refuses a file that is not the build\'s function expression, naming the fix', () => {
+    const plain = join(dir, 'plain.cjs');
+    writeFileSync(plain, 'exports.answer = 42;');
+    expect(() => loadWithCodeCache(plain, cacheDir)).toThrow(`${plain} is not a bundle of this build (it does not start with its function's head): run npm run build`);
+    expect(caches()).toEqual([]);
   });
 
   it('throws ENOENT when there is no script (the executable falls back to the compiled modules)', () => {
