@@ -5,7 +5,8 @@
 // medians over the rounds: on a shared machine a burst of other work slows one run, not the row.
 // The sandbox's POSTs go to a twin of its 1k-customer process, so the GET rows keep their store size. Then: GET at 1k and 100k stored customers, POST /customers on
 // the real CLI with --data at 1k and 1M stored customers, cold start of `node dist/cli.js` to the first
-// 200 on health, idle RSS, RSS with 100k customers, webhook deliveries per second. Prints a Markdown
+// 200 on health (with the pages it first touched, against bare node's, and their price here), idle
+// RSS, RSS with 100k customers, webhook deliveries per second. Prints a Markdown
 // table and the ratios against the goals of issue 11.
 //
 //   node scripts/bench.mjs [--check] [--quick] [--only http,data,start,webhooks]
