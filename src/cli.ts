@@ -4,7 +4,7 @@
 // (scripts/bundle-cli.mjs: start-up reads one script rather than hundreds of modules) with a code
 // cache taken after start-up (src/cli/code-cache.ts), else the compiled modules (a build without
 // the bundle).
-import { codeCacheDir, loadWithCodeCache } from './cli/code-cache.js';
+import { codeCacheDir, loadWithCodeCache, NOT_A_BUNDLE } from './cli/code-cache.js';
 
 // Built-ins without an ES module facade each (see src/cli/code-cache.ts).
 const nodeModule = process.getBuiltinModule('node:module');
@@ -22,7 +22,11 @@ async function program(): Promise<{ run: Program['run']; saveCodeCache?: () => v
     const bundle = loadWithCodeCache<Program>(fileURLToPath(new URL('./cli/bundle.cjs', import.meta.url)), codeCacheDir());
     return { run: bundle.exports.run, saveCodeCache: bundle.saveCache };
   } catch (error) {
-    if ((error as { code?: string }).code !== 'ENOENT') throw error;
+    // No bundle, or one another build left (an install half replaced): the compiled modules serve,
+    // slower to start; the second case says so, since the next build mends it.
+    const code = (error as { code?: string }).code;
+    if (code !== 'ENOENT' && code !== NOT_A_BUNDLE) throw error;
+    if (code === NOT_A_BUNDLE) process.stderr.write(`billing-sandbox: ${(error as Error).message}; starting from the compiled modules meanwhile\n`);
     return import('./cli/program.js');
   }
 }

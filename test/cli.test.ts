@@ -3,7 +3,7 @@
 // check; npm test runs tsc) into node_modules/.cache once, so each case spawns a real node process.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readdirSync } from 'node:fs';
@@ -95,6 +95,20 @@ describe('billing-sandbox CLI', () => {
     expect(res.status).toBe(0);
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(res.stdout.trim()).toBe(version);
+  });
+
+  it('runs from the compiled modules, saying why, when dist/cli/bundle.cjs is not this build\'s bundle', () => {
+    const stale = join(dirname(CLI), 'cli', 'bundle.cjs');
+    writeFileSync(stale, 'exports.run = () => { throw new Error("a stale bundle ran"); };');
+    try {
+      const res = runSync(['--version']);
+      expect(res.status).toBe(0);
+      const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+      expect(res.stdout.trim()).toBe(version);
+      expect(res.stderr).toBe(`billing-sandbox: ${stale} is not a bundle of this build (it does not start with its function's head): run npm run build; starting from the compiled modules meanwhile\n`);
+    } finally {
+      rmSync(stale);
+    }
   });
 
   it.each([

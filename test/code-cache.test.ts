@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { BUNDLE_HEAD, BUNDLE_TAIL, IMPORT_PARAMETER, KEPT_CACHES, codeCacheDir, loadWithCodeCache } from '../src/cli/code-cache.js';
+import { BUNDLE_HEAD, BUNDLE_TAIL, IMPORT_PARAMETER, KEPT_CACHES, NOT_A_BUNDLE, codeCacheDir, loadWithCodeCache } from '../src/cli/code-cache.js';
 
 const SOURCE = fileURLToPath(new URL('../src/cli/code-cache.ts', import.meta.url));
 
@@ -122,7 +122,10 @@ describe('loadWithCodeCache', () => {
   it('refuses a file that is not the build\'s function expression, naming the fix', () => {
     const plain = join(dir, 'plain.cjs');
     writeFileSync(plain, 'exports.answer = 42;');
-    expect(() => loadWithCodeCache(plain, cacheDir)).toThrow(`${plain} is not a bundle of this build (it does not start with its function's head): run npm run build`);
+    expect(() => loadWithCodeCache(plain, cacheDir)).toThrow(expect.objectContaining({
+      code: NOT_A_BUNDLE,
+      message: `${plain} is not a bundle of this build (it does not start with its function's head): run npm run build`,
+    }));
     expect(caches()).toEqual([]);
   });
 

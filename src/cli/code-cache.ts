@@ -42,6 +42,9 @@ export const IMPORT_PARAMETER = '__billingSandboxImport';
 export const BUNDLE_HEAD = `(function (exports, require, module, __filename, __dirname, ${IMPORT_PARAMETER}) {`;
 export const BUNDLE_TAIL = '\n})';
 
+/** The `code` of the error loadWithCodeCache throws for a file that does not start with BUNDLE_HEAD. */
+export const NOT_A_BUNDLE = 'ERR_NOT_A_BUNDLE';
+
 /** import() from here: dist/cli/, beside the bundle, so a package resolves as it would from the bundle. */
 const importFromHere = (name: string): Promise<unknown> => import(name);
 
@@ -66,7 +69,7 @@ export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | nul
  * Run `file` (CommonJS code inside BUNDLE_HEAD and BUNDLE_TAIL, Latin-1 as the build checks) as node
  * would require it, with the code cache from `cacheDir` when there is one for this content, and
  * IMPORT_PARAMETER bound to an import() of packages. Throws what reading or running the script throws
- * (ENOENT when there is no bundle; an Error when the file is not such a function).
+ * (code ENOENT when there is no bundle, NOT_A_BUNDLE when the file is not such a function).
  */
 export function loadWithCodeCache<T>(file: string, cacheDir: string | null): LoadedScript<T> {
   const { source, key } = readScript(file);
@@ -79,7 +82,9 @@ export function loadWithCodeCache<T>(file: string, cacheDir: string | null): Loa
       // None yet: made once the server settles.
     }
   }
-  if (!source.startsWith(BUNDLE_HEAD)) throw new Error(`${file} is not a bundle of this build (it does not start with its function's head): run npm run build`);
+  if (!source.startsWith(BUNDLE_HEAD)) {
+    throw Object.assign(new Error(`${file} is not a bundle of this build (it does not start with its function's head): run npm run build`), { code: NOT_A_BUNDLE });
+  }
   const script = new Script(source, { filename: file, cachedData });
   const cacheUsed = cachedData !== undefined && !script.cachedDataRejected;
   const module = { exports: {} as T };
