@@ -68,12 +68,20 @@ const GOALS = {
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses): state is [0]. */
+function statFields(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** user + system CPU seconds of a process so far. */
 function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) / TICK;
 }
+
+/** Pages the process has touched for the first time so far (its minor page faults). */
+const minorFaults = (pid) => Number(statFields(pid)[7]);
 
 function rssMb(pid) {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
@@ -316,8 +324,6 @@ async function coldStart(name, args, url, good) {
     await stop({ proc });
   }
 }
-/** Pages the process has touched for the first time so far (minor page faults, /proc/<pid>/stat). */
-const minorFaults = (pid) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[7]);
 /**
  * What one first touch of a page costs on this machine, in microseconds: a start's time is partly the
  * memory it touches, and that price differs by a factor of fifty between machines (about 0.25 us on
