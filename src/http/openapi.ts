@@ -71,6 +71,8 @@ function fromYaml(text: string, documentOf: (name: DocumentName) => Document): B
 /**
  * Both documents parsed from their YAML and bundled, each with the hash of its text: what the build
  * stores (scripts/cache-documents.mjs) and a start without that copy works out (loadDocument).
+ * Always from the YAML, never through loadDocument: a stored copy's hash covers the YAML, not the
+ * bundling code, so only a build that bundles again carries a change to that code.
  */
 export function buildDocuments(): Record<DocumentName, BuiltDocument> {
   const built = new Map<DocumentName, BuiltDocument>();
