@@ -65,6 +65,7 @@ export class ApiError extends Error {
 
   constructor(readonly template: ErrorTemplate, detail: ApiErrorDetail = {}) {
     super(detail.message ?? template.message);
+    this.name = 'ApiError';
     this.status = template.status;
     this.code = template.code;
     this.validationErrors = detail.validation_errors ?? {};

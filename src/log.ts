@@ -30,10 +30,21 @@ export interface LoggerOptions {
 }
 
 export function createLogger(level: string, options: LoggerOptions = {}): Logger {
-  const settings: pino.LoggerOptions = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: undefined };
+  const settings: pino.LoggerOptions = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: undefined, serializers: { err: serializeError } };
   const pretty = options.pretty ?? Boolean(process.stdout.isTTY);
   if (level === 'silent' || !pretty) return options.destination ? pino(settings, options.destination) : pino(settings);
   return pino(settings, prettyStream(options.destination));
+}
+
+/**
+ * pino's error serializer, with the error's name as its `type` rather than its class's name: the
+ * command line runs a minified bundle (scripts/bundle-cli.mjs), in which classes have short made-up
+ * names, while every error class of the sandbox names its errors.
+ */
+function serializeError(error: Error): pino.SerializedError {
+  const serialized = pino.stdSerializers.err(error);
+  if (error instanceof Error) serialized.type = error.name;
+  return serialized;
 }
 
 /**

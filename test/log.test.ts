@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { createApp, createDeps } from '../src/app.js';
+import { ApiError, Errors } from '../src/errors.js';
 import { ACCESS_FIELDS, createLogger } from '../src/log.js';
 import { START } from './helpers.js';
 
@@ -95,5 +96,25 @@ describe('the log examples in docs/running.md', () => {
     for (const line of example('pretty.txt').split('\n')) {
       expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] (INFO|WARN): [A-Z]+ \/\S* \d{3} \d+ ms \(\S+ \w+\)$/);
     }
+  });
+});
+
+describe('logged errors', () => {
+  it("name their type by the error's name, which the minified command line keeps, not by its class's", () => {
+    const out = sink();
+    const log = createLogger('info', { pretty: false, destination: out.stream });
+    // As the bundle's minifier leaves a class: a made-up class name, the error's own name set.
+    class Qz extends Error {
+      constructor(message: string) {
+        super(message);
+        this.name = 'WriteRefused';
+      }
+    }
+    log.error({ err: new Qz('disk full') }, 'writing the data file failed');
+    log.error({ err: new ApiError(Errors.notFound) }, 'refused');
+    log.error({ err: new TypeError('x is not a function') }, 'unexpected error');
+    const types = out.lines.map((line) => (JSON.parse(line) as { err: { type: string; message: string; stack: string } }).err);
+    expect(types.map((err) => err.type)).toEqual(['WriteRefused', 'ApiError', 'TypeError']);
+    expect(types[0]).toMatchObject({ message: 'disk full', stack: expect.stringContaining('disk full') });
   });
 });
