@@ -1,12 +1,11 @@
 // Owns the one-time fetch of a PDF url upload: HTTPS only, public addresses only (every redirect
 // hop resolved and checked again), the checked address pinned for the connection (TLS still verifies
 // the hostname), a redirect limit, an overall time-out, non-2xx refused, a streamed 10 MB cap and
-// the PDF header check. --allow-private-urls relaxes only the address rule.
-import { lookup as dnsLookup } from 'node:dns/promises';
+// the PDF header check. --allow-private-urls relaxes only the address rule. node:https, node:tls and
+// node:dns are loaded at the first fetch (process.getBuiltinModule), not by every start.
 import { https } from '../node-http.js';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
-import { rootCertificates } from 'node:tls';
 import { ApiError, Errors, invalidFields } from '../errors.js';
 import { looksNumeric, refusalOf } from './address-policy.js';
 import { LIMITS } from '../limits.js';
@@ -86,7 +85,7 @@ async function checkedAddress(url: URL, options: FetchOptions, deadline: number)
   } else if (looksNumeric(host)) {
     throw refuse(`the host ${host} is a numeric form of an address`);
   } else {
-    const resolve = options.resolve ?? ((h: string) => dnsLookup(h, { all: true, verbatim: true }));
+    const resolve = options.resolve ?? ((h: string) => process.getBuiltinModule('node:dns/promises').lookup(h, { all: true, verbatim: true }));
     try {
       addresses = await beforeDeadline(resolve(host), deadline);
     } catch (error) {
@@ -113,7 +112,7 @@ function request(url: URL, pinned: { address: string; family: number }, options:
   };
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return new Promise((resolve, reject) => {
-    const req = https.request({
+    const req = https().request({
       protocol: 'https:',
       hostname: host,
       port: url.port || 443,
@@ -123,7 +122,7 @@ function request(url: URL, pinned: { address: string; family: number }, options:
       servername: isIP(host) ? undefined : host,
       lookup,
       // An extra CA is added to, not substituted for, the usual roots.
-      ca: options.ca ? [...rootCertificates, options.ca] : undefined,
+      ca: options.ca ? [...process.getBuiltinModule('node:tls').rootCertificates, options.ca] : undefined,
       agent: false,
     }, resolve);
     const timer = setTimeout(() => req.destroy(new TimeoutError()), Math.max(0, deadline - Date.now()));

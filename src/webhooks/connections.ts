@@ -23,7 +23,7 @@ export class ReceiverConnections {
     } else {
       // Deliveries of one account go one at a time; a few sockets let several accounts share a receiver.
       const options = { keepAlive: true, maxSockets: 8, maxFreeSockets: 8, timeout: IDLE_MS, scheduling: 'lifo' as const };
-      agent = secure ? new https.Agent(options) : new http.Agent(options);
+      agent = secure ? new (https().Agent)(options) : new http.Agent(options);
       if (this.agents.size >= LIMITS.webhookReceiverPools) {
         const [oldest, pool] = this.agents.entries().next().value as [string, Agent];
         this.agents.delete(oldest);

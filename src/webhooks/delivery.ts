@@ -87,7 +87,7 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
       'User-Agent': `billing-sandbox-webhooks/${VERSION}`,
     };
     if (secretKey) headers.Authorization = `Bearer ${secretKey}`;
-    const client = target.https ? https : http;
+    const client = target.https ? https() : http;
     let req: ClientRequest | undefined;
     const timer = setTimeout(() => {
       finish({ ok: false, status_code: null, error: `timed out after ${options.timeoutMs} ms` });
