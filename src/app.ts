@@ -144,8 +144,6 @@ export function createApp(deps: Deps): SandboxApp {
   const accessLine = accessLog(deps.log);
   app.use(accessLine);
 
-  const apiDoc = loadDocument('openapi');
-  const controlDoc = loadDocument('control-plane');
   // The documents and the landing page come first: public, and outside both routers.
   documentRoutes(app);
   landingRoute(app, deps, FEATURES);
@@ -175,16 +173,16 @@ export function createApp(deps: Deps): SandboxApp {
 
   const api = new OperationRouter({
     deps,
-    backend: createBackend(apiDoc.document),
+    backend: createBackend('openapi'),
     handlers: FEATURES.reduce<ApiHandlers>((all, f) => ({ ...all, ...f.handlers }), {}),
     security: { oauth2: accessTokenSecurity(deps), checkoutToken: checkoutTokenSecurity(deps), clientBasic: clientBasicSecurity(deps) },
     anonymous: (state) => defaultPrincipal(state.environment),
     interceptors: FEATURES.flatMap((f) => f.interceptors ?? []),
-    responseChecker: deps.config.validateResponses ? responseCheckerFor(apiDoc.document) : undefined,
+    responseChecker: deps.config.validateResponses ? responseCheckerFor(loadDocument('openapi').document) : undefined,
   });
   const control = new OperationRouter({
     deps,
-    backend: createBackend(controlDoc.document),
+    backend: createBackend('control-plane'),
     handlers: FEATURES.reduce<ControlHandlers>((all, f) => ({ ...all, ...f.control }), {}),
     security: {},
     anonymous: (state) => {
@@ -194,7 +192,7 @@ export function createApp(deps: Deps): SandboxApp {
       return principal;
     },
     interceptors: [],
-    responseChecker: deps.config.validateResponses ? responseCheckerFor(controlDoc.document) : undefined,
+    responseChecker: deps.config.validateResponses ? responseCheckerFor(loadDocument('control-plane').document) : undefined,
   });
   app.locals.deps = deps;
   app.locals.api = api;

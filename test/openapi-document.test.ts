@@ -1,12 +1,13 @@
-// The parsed OpenAPI documents are shared, not copied: openapi-backend gets them as they are (it
-// dereferences them into objects of its own), and so do the response checker, the route lists and
-// the served /openapi.json. This checks that nothing writes to them: every operation of both documents
-// is called (so every validator is compiled, some requests valid and some not), and the documents
-// are then byte for byte what their files hold.
+// The parsed OpenAPI documents are shared, not copied: the response checker, the route lists and the
+// served /openapi.json read them as they are (openapi-backend gets a copy of its own, dereferenced in
+// place). This checks that nothing writes to them: every operation of both documents is called (so
+// every validator is compiled, some requests valid and some not), and the documents are then byte for
+// byte what their files hold.
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { buildDocuments, builtCopy, documentOperations, loadDocument, OPENAPI_DIR } from '../src/http/openapi.js';
+import { OpenAPIBackend } from 'openapi-backend';
+import { buildDocuments, builtCopy, createBackend, dereferenceInPlace, documentOperations, loadDocument, OPENAPI_DIR } from '../src/http/openapi.js';
 import { setup } from './helpers.js';
 
 const asParsed = (name: 'openapi' | 'control-plane') => JSON.stringify(loadDocument(name).document);
@@ -34,6 +35,20 @@ describe('the shared OpenAPI documents', () => {
     expect(called).toBeGreaterThan(100);
     expect(asParsed('openapi')).toBe(before.openapi);
     expect(asParsed('control-plane')).toBe(before.control);
+  });
+
+  it("is dereferenced in place into the graph openapi-backend's own init makes of a copy", async () => {
+    for (const name of ['openapi', 'control-plane'] as const) {
+      const theirs = await new OpenAPIBackend({ definition: loadDocument(name).document, quick: true }).init();
+      const ours = dereferenceInPlace(structuredClone(loadDocument(name).document));
+      expect(ours).toEqual(theirs.definition);
+      expect(JSON.stringify(ours.components?.schemas?.Customer ?? null)).not.toContain('$ref');
+      // The backend the routers use holds that graph, and has every operation of the document.
+      const backend = createBackend(name);
+      expect(backend.definition).toEqual(theirs.definition);
+      expect(backend.getOperations().map((o) => o.operationId).sort()).toEqual(documentOperations(name).map((o) => o.operationId).sort());
+    }
+    expect(() => dereferenceInPlace({ openapi: '3.1.1', info: { title: 't', version: '1' }, paths: {}, components: { schemas: { A: { $ref: '#/components/schemas/B' } } } } as never)).toThrow('#/components/schemas/B names nothing in the document');
   });
 
   it("the build's stored copy is what a start without it works out: the same documents, bundled the same way", () => {

@@ -5,7 +5,7 @@ import express from 'express';
 import request from 'supertest';
 import { defaultPrincipal } from '../src/app.js';
 import { accessTokenSecurity, checkoutTokenSecurity, clientBasicSecurity } from '../src/auth/security.js';
-import { createBackend, loadDocument } from '../src/http/openapi.js';
+import { createBackend } from '../src/http/openapi.js';
 import { OperationRouter } from '../src/http/router.js';
 import { preferInterceptor, scenarioInterceptor } from '../src/scenarios/intercept.js';
 import { eventLog } from '../src/events/events.js';
@@ -83,7 +83,7 @@ describe('Prefer: code=NNN', () => {
     // A router over the whole document with no handlers at all: every operation is "not built".
     const router = new OperationRouter({
       deps: sb.deps,
-      backend: createBackend(loadDocument('openapi').document),
+      backend: createBackend('openapi'),
       handlers: {},
       security: { oauth2: accessTokenSecurity(sb.deps), checkoutToken: checkoutTokenSecurity(sb.deps), clientBasic: clientBasicSecurity(sb.deps) },
       anonymous: (state) => defaultPrincipal(state.environment),

@@ -38,10 +38,10 @@ const esc = (value: string | number | boolean | null | undefined) => String(valu
  * otherwise ask for the admin token and answer them as unknown operations.
  */
 export function documentRoutes(app: Express): void {
+  // Each document is parsed when first served (loadDocument keeps it), not by every start.
   for (const [prefix, name] of [['', 'openapi'], ['/_sandbox', 'control-plane']] as const) {
-    const loaded = loadDocument(name);
-    app.get(`${prefix}/openapi.yaml`, (_req, res) => void res.type('application/yaml').send(loaded.yamlText));
-    app.get(`${prefix}/openapi.json`, (_req, res) => void res.json(loaded.document));
+    app.get(`${prefix}/openapi.yaml`, (_req, res) => void res.type('application/yaml').send(loadDocument(name).yamlText));
+    app.get(`${prefix}/openapi.json`, (_req, res) => void res.json(loadDocument(name).document));
   }
 }
 

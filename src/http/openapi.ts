@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { addFormats } from './ajv-formats.js';
-import type { ErrorObject } from 'ajv';
-import { OpenAPIBackend, type Document } from 'openapi-backend';
+import type { ErrorObject, Options as AjvOpts } from 'ajv';
+import { OpenAPIBackend, OpenAPIRouter, OpenAPIValidator, type Document, type ValidationContext } from 'openapi-backend';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 export const OPENAPI_DIR = fileURLToPath(new URL('../../openapi/', import.meta.url));
@@ -192,40 +192,101 @@ export function documentOperations(name: DocumentName = 'openapi'): DocumentOper
   return list;
 }
 
-export function createBackend(document: Document): OpenAPIBackend {
+/**
+ * `$ref`s (local ones, as every document here has once bundled) replaced by the node they point to,
+ * in place: the graph openapi-backend's dereferenceSync makes, without its deep copy of the whole
+ * document first (half the start-up's work on the documents). `document` must be the caller's own.
+ */
+export function dereferenceInPlace(document: Document): Document {
+  const done = new Set<object>();
+  const target = (ref: string): unknown => {
+    if (!ref.startsWith('#/')) throw new Error(`${ref}: only references inside the document are resolved`);
+    let node: unknown = document;
+    for (const segment of ref.slice(2).split('/')) {
+      node = (node as Record<string, unknown> | undefined)?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
+      if (node === undefined) throw new Error(`${ref} names nothing in the document`);
+    }
+    return node;
+  };
+  const resolve = (node: unknown): unknown => {
+    if (typeof node !== 'object' || node === null || done.has(node)) return node;
+    const ref = (node as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string') return resolve(target(ref));
+    done.add(node);
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) node[i] = resolve(node[i]);
+    } else {
+      const record = node as Record<string, unknown>;
+      for (const key in record) record[key] = resolve(record[key]);
+    }
+    return node;
+  };
+  return resolve(document) as Document;
+}
+
+/**
+ * openapi-backend in quick mode over a document it may keep as it is: the same router and validator
+ * its init() makes, over the document dereferenced in place rather than over a deep copy.
+ */
+class OwnDocumentBackend extends OpenAPIBackend {
+  override init(): Promise<this> {
+    this.definition = dereferenceInPlace(this.inputDocument as Document);
+    this.router = new OpenAPIRouter({ definition: this.definition, apiRoot: this.apiRoot, ignoreTrailingSlashes: this.ignoreTrailingSlashes });
+    this.validator = new OpenAPIValidator({
+      definition: this.definition,
+      ajvOpts: this.ajvOpts,
+      customizeAjv: this.customizeAjv,
+      router: this.router,
+      lazyCompileValidators: true,
+      coerceTypes: this.coerceTypes,
+    });
+    this.initialized = true;
+    return Promise.resolve(this);
+  }
+}
+
+/** A document as the build stored it (or parsed from its YAML), a copy of its own for the caller. */
+function documentCopy(name: DocumentName): Document {
+  const text = documentYaml(name);
+  return (builtCopy(builtText(name), text) ?? fromYaml(text, (other) => loadDocument(other).document)).document;
+}
+
+export function createBackend(name: DocumentName): OpenAPIBackend {
   // openapi-backend asks for an Ajv per operation and kind of validator; one per kind (and options)
   // compiles them all. Making an Ajv 2020 (its meta-schemas and formats) cost some 5 ms of every
   // operation's first request, the first answer after start among them. The documents' schemas have
   // no $id, so validators compiled side by side in one Ajv never meet.
   const ajvs = new Map<string, Ajv2020>();
-  const api = new OpenAPIBackend({
-    // Not a copy: openapi-backend dereferences it into objects of its own and never writes to it
-    // (test/openapi-document.test.ts checks the document after every operation has been called).
-    definition: document,
+  const ajvFor = (ajvOpts: AjvOpts, context: ValidationContext): Ajv2020 => {
+    const key = `${context}:${String(ajvOpts.coerceTypes)}`;
+    const known = ajvs.get(key);
+    if (known) return known;
+    // multipleOfPrecision: amounts are multipleOf 0.01, and 19.99 / 0.01 is 1998.9999999999998 in
+    // binary floating point; a tolerance of 1e-6 cents matches the domain's own isCents. verbose
+    // gives errors their schema, so a `not` can name its fields with its own description.
+    // validateSchema: false: the schemas are the documents' own, linted in CI (redocly, spectral) and
+    // compiled by the tests; checking each against the 2020-12 meta-schema compiled that meta-schema
+    // on the first request of every start (a tenth of the start-up's time).
+    const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true, verbose: true, multipleOfPrecision: 6, coerceTypes: ajvOpts.coerceTypes, validateSchema: false });
+    addFormats(ajv);
+    ajvs.set(key, ajv);
+    return ajv;
+  };
+  const api = new OwnDocumentBackend({
+    definition: documentCopy(name),
     quick: true,
     strict: true,
     coerceTypes: true,
     // GET /bills/ is not GET /bills: a trailing slash names an empty path parameter, answered 404.
     ignoreTrailingSlashes: false,
-    customizeAjv: (_original, ajvOpts, context) => {
-      const key = `${context}:${String(ajvOpts.coerceTypes)}`;
-      const known = ajvs.get(key);
-      if (known) return known;
-      // multipleOfPrecision: amounts are multipleOf 0.01, and 19.99 / 0.01 is 1998.9999999999998 in
-      // binary floating point; a tolerance of 1e-6 cents matches the domain's own isCents. verbose
-      // gives errors their schema, so a `not` can name its fields with its own description.
-      // validateSchema: false: the schemas are the documents' own, linted in CI (redocly, spectral) and
-      // compiled by the tests; checking each against the 2020-12 meta-schema compiled that meta-schema
-      // on the first request of every start (a tenth of the start-up's time).
-      const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true, verbose: true, multipleOfPrecision: 6, coerceTypes: ajvOpts.coerceTypes, validateSchema: false });
-      addFormats(ajv);
-      ajvs.set(key, ajv);
-      return ajv;
-    },
+    customizeAjv: (_original, ajvOpts, context) => ajvFor(ajvOpts, context),
   });
-  // In quick mode with a document object, init() does its work synchronously.
   void api.init();
-  if (!api.initialized) throw new Error('openapi-backend did not initialise synchronously');
+  // openapi-backend's own getAjv builds a draft-07 Ajv with its formats before it hands it to
+  // customizeAjv, which never uses it: two thrown-away Ajvs at every operation's first request (a
+  // few ms each, the first answer after start among them). The same Ajvs, without that detour.
+  const validator = api.validator;
+  validator.getAjv = (context, opts = {}) => ajvFor({ ...validator.ajvOpts, ...opts }, context);
   return api;
 }
 
