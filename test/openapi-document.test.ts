@@ -42,13 +42,22 @@ describe('the shared OpenAPI documents', () => {
       const theirs = await new OpenAPIBackend({ definition: loadDocument(name).document, quick: true }).init();
       const ours = dereferenceInPlace(structuredClone(loadDocument(name).document));
       expect(ours).toEqual(theirs.definition);
+      // With the sites the build stores (worked out from the document as parsed), the same graph.
+      const stored = JSON.parse(JSON.stringify(buildDocuments()[name])) as ReturnType<typeof buildDocuments>[typeof name];
+      expect(stored.references!.length).toBeGreaterThan(100);
+      expect(dereferenceInPlace(stored.document, stored.references)).toEqual(theirs.definition);
       expect(JSON.stringify(ours.components?.schemas?.Customer ?? null)).not.toContain('$ref');
       // The backend the routers use holds that graph, and has every operation of the document.
       const backend = createBackend(name);
       expect(backend.definition).toEqual(theirs.definition);
       expect(backend.getOperations().map((o) => o.operationId).sort()).toEqual(documentOperations(name).map((o) => o.operationId).sort());
     }
-    expect(() => dereferenceInPlace({ openapi: '3.1.1', info: { title: 't', version: '1' }, paths: {}, components: { schemas: { A: { $ref: '#/components/schemas/B' } } } } as never)).toThrow('#/components/schemas/B names nothing in the document');
+    const withSchemas = (schemas: Record<string, unknown>) => ({ openapi: '3.1.1', info: { title: 't', version: '1' }, paths: {}, components: { schemas } }) as never;
+    expect(() => dereferenceInPlace(withSchemas({ A: { $ref: '#/components/schemas/B' } }))).toThrow('#/components/schemas/B names nothing in the document');
+    expect(() => dereferenceInPlace(withSchemas({ A: { $ref: '#/components/schemas/B' }, B: { $ref: '#/components/schemas/A' } }))).toThrow('the references loop');
+    // A chain of references ends at the node it finally names.
+    const chained = dereferenceInPlace(withSchemas({ A: { $ref: '#/components/schemas/B' }, B: { $ref: '#/components/schemas/C' }, C: { type: 'string' } })) as unknown as { components: { schemas: Record<string, unknown> } };
+    expect(chained.components.schemas.A).toBe(chained.components.schemas.C);
   });
 
   it("the build's stored copy is what a start without it works out: the same documents, bundled the same way", () => {

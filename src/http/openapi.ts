@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { addFormats } from './ajv-formats.js';
 import type { ErrorObject, Options as AjvOpts } from 'ajv';
-import { OpenAPIBackend, OpenAPIRouter, OpenAPIValidator, type Document, type ValidationContext } from 'openapi-backend';
+import { OpenAPIBackend, OpenAPIRouter, OpenAPIValidator, type Document, type Options, type ValidationContext } from 'openapi-backend';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 export const OPENAPI_DIR = fileURLToPath(new URL('../../openapi/', import.meta.url));
@@ -54,6 +54,8 @@ export interface BuiltDocument {
   /** Whether bundling copied in schemas of the other document (its YAML text then differs from the file). */
   bundled: boolean;
   document: Document;
+  /** Where the document's `$ref`s are and what each names (referenceSites): dereferencing walks nothing. Absent in builds before it. */
+  references?: ReferenceSites;
 }
 
 function documentYaml(name: DocumentName): string {
@@ -65,7 +67,8 @@ const sha256Of = (text: string): string => createHash('sha256').update(text).dig
 /** A document from its YAML text: parsed and bundled (`documentOf` gives the other document), with the text's hash. */
 function fromYaml(text: string, documentOf: (name: DocumentName) => Document): BuiltDocument {
   const document = parseYaml(text) as Document;
-  return { sha256: sha256Of(text), bundled: bundleExternalRefs(document, documentOf), document };
+  const bundled = bundleExternalRefs(document, documentOf);
+  return { sha256: sha256Of(text), bundled, document, references: referenceSites(document) };
 }
 
 /**
@@ -111,6 +114,7 @@ export function builtCopy(json: string | undefined, yamlText: string): BuiltDocu
     return undefined;
   }
   if (typeof copy.bundled !== 'boolean' || !copy.document || typeof copy.document !== 'object') return undefined;
+  if (copy.references !== undefined && !Array.isArray(copy.references)) return undefined;
   return copy.sha256 === sha256Of(yamlText) ? (copy as BuiltDocument) : undefined;
 }
 
@@ -192,45 +196,73 @@ export function documentOperations(name: DocumentName = 'openapi'): DocumentOper
   return list;
 }
 
+/** Each `$ref` of a document: the path of the object that holds it, and the path of the node it finally names. */
+export type ReferenceSites = Array<[site: string[], target: string[]]>;
+
 /**
- * `$ref`s (local ones, as every document here has once bundled) replaced by the node they point to,
- * in place: the graph openapi-backend's dereferenceSync makes, without its deep copy of the whole
- * document first (half the start-up's work on the documents). `document` must be the caller's own.
+ * Where a parsed document's `$ref`s are (local ones, as every document here has once bundled), each
+ * with the node it names, a chain of references followed to its end. Worked out by the build and
+ * stored with the document, so a start only puts each node in its place (dereferenceInPlace).
  */
-export function dereferenceInPlace(document: Document): Document {
-  const done = new Set<object>();
-  const target = (ref: string): unknown => {
-    if (!ref.startsWith('#/')) throw new Error(`${ref}: only references inside the document are resolved`);
-    let node: unknown = document;
-    for (const segment of ref.slice(2).split('/')) {
-      node = (node as Record<string, unknown> | undefined)?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
-      if (node === undefined) throw new Error(`${ref} names nothing in the document`);
+export function referenceSites(document: Document): ReferenceSites {
+  const at = (path: string[]): unknown => path.reduce<unknown>((node, segment) => (node as Record<string, unknown> | undefined)?.[segment], document);
+  const target = (ref: string): string[] => {
+    const seen = new Set<string>();
+    let path: string[];
+    for (let next: unknown = ref; typeof next === 'string'; next = (at(path) as { $ref?: unknown }).$ref) {
+      if (!next.startsWith('#/')) throw new Error(`${next}: only references inside the document are resolved`);
+      if (seen.has(next)) throw new Error(`${ref}: the references loop`);
+      seen.add(next);
+      path = next.slice(2).split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const node = at(path);
+      if (typeof node !== 'object' || node === null) throw new Error(`${next} names nothing in the document`);
     }
-    return node;
+    return path!;
   };
-  const resolve = (node: unknown): unknown => {
-    if (typeof node !== 'object' || node === null || done.has(node)) return node;
+  const sites: ReferenceSites = [];
+  const visit = (node: unknown, path: string[]): void => {
+    if (typeof node !== 'object' || node === null) return;
     const ref = (node as { $ref?: unknown }).$ref;
-    if (typeof ref === 'string') return resolve(target(ref));
-    done.add(node);
-    if (Array.isArray(node)) {
-      for (let i = 0; i < node.length; i++) node[i] = resolve(node[i]);
-    } else {
-      const record = node as Record<string, unknown>;
-      for (const key in record) record[key] = resolve(record[key]);
+    if (typeof ref === 'string') {
+      sites.push([path, target(ref)]);
+      return;
     }
+    for (const key of Object.keys(node)) visit((node as Record<string, unknown>)[key], [...path, key]);
+  };
+  visit(document, []);
+  return sites;
+}
+
+/**
+ * Every `$ref` replaced by the node it names, in place: the graph openapi-backend's dereferenceSync
+ * makes, without its deep copy of the whole document first. `document` must be the caller's own,
+ * as parsed (no reference replaced yet); `sites` are its referenceSites.
+ */
+export function dereferenceInPlace(document: Document, sites: ReferenceSites = referenceSites(document)): Document {
+  const at = (path: string[], length = path.length): Record<string, unknown> => {
+    let node = document as unknown as Record<string, unknown>;
+    for (let i = 0; i < length; i++) node = node[path[i]] as Record<string, unknown>;
     return node;
   };
-  return resolve(document) as Document;
+  // No path goes through a reference (a reference's node has no children to name), so replacing one
+  // never moves another's site or target.
+  for (const [site, target] of sites) at(site, site.length - 1)[site[site.length - 1]] = at(target);
+  return document;
 }
 
 /**
  * openapi-backend in quick mode over a document it may keep as it is: the same router and validator
- * its init() makes, over the document dereferenced in place rather than over a deep copy.
+ * its init() makes, over the document dereferenced in place rather than over a deep copy. Quick mode
+ * never validates the document itself, and no handlers are registered through openapi-backend (the
+ * routers of src/http/router.ts call their own), so that is all its init() does here.
  */
 class OwnDocumentBackend extends OpenAPIBackend {
+  constructor(private readonly built: BuiltDocument, options: Omit<Options, 'definition'>) {
+    super({ ...options, definition: built.document });
+  }
+
   override init(): Promise<this> {
-    this.definition = dereferenceInPlace(this.inputDocument as Document);
+    this.definition = dereferenceInPlace(this.built.document, this.built.references);
     this.router = new OpenAPIRouter({ definition: this.definition, apiRoot: this.apiRoot, ignoreTrailingSlashes: this.ignoreTrailingSlashes });
     this.validator = new OpenAPIValidator({
       definition: this.definition,
@@ -246,9 +278,9 @@ class OwnDocumentBackend extends OpenAPIBackend {
 }
 
 /** A document as the build stored it (or parsed from its YAML), a copy of its own for the caller. */
-function documentCopy(name: DocumentName): Document {
+function documentCopy(name: DocumentName): BuiltDocument {
   const text = documentYaml(name);
-  return (builtCopy(builtText(name), text) ?? fromYaml(text, (other) => loadDocument(other).document)).document;
+  return builtCopy(builtText(name), text) ?? fromYaml(text, (other) => loadDocument(other).document);
 }
 
 export function createBackend(name: DocumentName): OpenAPIBackend {
@@ -272,8 +304,7 @@ export function createBackend(name: DocumentName): OpenAPIBackend {
     ajvs.set(key, ajv);
     return ajv;
   };
-  const api = new OwnDocumentBackend({
-    definition: documentCopy(name),
+  const api = new OwnDocumentBackend(documentCopy(name), {
     quick: true,
     strict: true,
     coerceTypes: true,

@@ -1,8 +1,8 @@
 // Owns the one-time fetch of a PDF url upload: HTTPS only, public addresses only (every redirect
 // hop resolved and checked again), the checked address pinned for the connection (TLS still verifies
 // the hostname), a redirect limit, an overall time-out, non-2xx refused, a streamed 10 MB cap and
-// the PDF header check. --allow-private-urls relaxes only the address rule. node:https, node:tls and
-// node:dns are loaded at the first fetch (process.getBuiltinModule), not by every start.
+// the PDF header check. --allow-private-urls relaxes only the address rule. node:https (https()),
+// node:tls and node:dns (process.getBuiltinModule) are loaded by the first fetch, not by every start.
 import { https } from '../node-http.js';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
