@@ -2,7 +2,8 @@
 // although a package it starts with requires them at load: each such require gets a stand-in, an
 // object with the module's export names whose first read loads the module and forwards to it.
 // Every start used to pay for their code (and the young-generation collections their objects cause)
-// before the first answer, which needs none of them. Measured on 2026-11-26 (Node 22.23, 2 cores,
+// before the first answer, which needs none of them. (Not lodash, which openapi-backend requires at
+// load: its router's list of operations, which the start builds, runs on it.) Measured on 2026-11-26 (Node 22.23, 2 cores,
 // 11 starts each, interleaved): the stand-ins took the median cold start from 331 ms to 316 ms.
 //
 // A stand-in has the names the module exports when the build runs (read by loading it here); the
@@ -16,9 +17,6 @@ export const ON_FIRST_USE = {
   // at load. Used when an answer's type is set by name (express's res.type, res.json) or a static
   // file is sent; the API's answers set their header themselves.
   'mime-types': 'the first answer typed by name',
-  // openapi-backend and mock-json-schema require all of lodash (300 functions made at load); they
-  // use a dozen, when a request is routed, validated or mocked.
-  lodash: 'the first request openapi-backend handles',
   // openapi-backend checks a document against OpenAPI's own JSON Schemas (three of them, read at
   // load) only outside quick mode, which the sandbox never uses.
   'openapi-schema-validator': 'never, in the sandbox',
