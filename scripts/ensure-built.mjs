@@ -6,7 +6,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const INPUTS = ['src', 'openapi', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/cache-documents.mjs', 'scripts/bundle-cjs.mjs', 'scripts/bundle-cli.mjs'];
-const OUTPUTS = ['dist/cli.js', 'dist/cli/bundle.cjs', 'dist/index.js', 'dist/cjs/index.cjs', 'dist/openapi/openapi.json', 'dist/openapi/control-plane.json'];
+const OUTPUTS = ['dist/cli.js', 'dist/cli/bundle.cjs', 'dist/index.js', 'dist/cjs/index.cjs', 'dist/openapi/openapi.json', 'dist/openapi/control-plane.json', 'dist/openapi/openapi.requests.json', 'dist/openapi/control-plane.requests.json'];
 
 /** Newest modification time under a file or folder (src/generated is an output of the build too: skipped). */
 function newest(path) {

@@ -54,7 +54,7 @@ export interface BuiltDocument {
   /** Whether bundling copied in schemas of the other document (its YAML text then differs from the file). */
   bundled: boolean;
   document: Document;
-  /** Where the document's `$ref`s are and what each names (referenceSites): dereferencing walks nothing. Absent in builds before it. */
+  /** In the copy for requests (forRequests): where its `$ref`s are and what each names (referenceSites). */
   references?: ReferenceSites;
 }
 
@@ -67,8 +67,7 @@ const sha256Of = (text: string): string => createHash('sha256').update(text).dig
 /** A document from its YAML text: parsed and bundled (`documentOf` gives the other document), with the text's hash. */
 function fromYaml(text: string, documentOf: (name: DocumentName) => Document): BuiltDocument {
   const document = parseYaml(text) as Document;
-  const bundled = bundleExternalRefs(document, documentOf);
-  return { sha256: sha256Of(text), bundled, document, references: referenceSites(document) };
+  return { sha256: sha256Of(text), bundled: bundleExternalRefs(document, documentOf), document };
 }
 
 /**
@@ -91,10 +90,13 @@ export function buildDocuments(): Record<DocumentName, BuiltDocument> {
   return { openapi: build('openapi'), 'control-plane': build('control-plane') };
 }
 
-/** The build's stored copy of a document (dist/openapi/<name>.json), as text; undefined without a build. */
-function builtText(name: DocumentName): string | undefined {
+/**
+ * The build's stored copy of a document (dist/openapi/<name>.json, and its copy for requests
+ * <name>.requests.json), as text; undefined without a build.
+ */
+function builtText(name: DocumentName, copy: '' | '.requests' = ''): string | undefined {
   try {
-    return readFileSync(new URL(`../openapi/${name}.json`, import.meta.url), 'utf8');
+    return readFileSync(new URL(`../openapi/${name}${copy}.json`, import.meta.url), 'utf8');
   } catch {
     return undefined;
   }
@@ -277,10 +279,33 @@ class OwnDocumentBackend extends OpenAPIBackend {
   }
 }
 
-/** A document as the build stored it (or parsed from its YAML), a copy of its own for the caller. */
-function documentCopy(name: DocumentName): BuiltDocument {
+/**
+ * What routing and validating requests read of a document, a copy of its own: the document less
+ * every operation's `responses` and the components only answers use (about a third of the API
+ * document, which a start then neither parses nor keeps), with its references' sites. The build
+ * stores it (scripts/cache-documents.mjs) beside the document; the answers are checked against the
+ * whole document (the response checker, scenario replies), never through openapi-backend.
+ */
+export function forRequests(built: BuiltDocument): BuiltDocument {
+  const { responses: _responses, examples: _examples, ...components } = built.document.components ?? {};
+  const paths = Object.fromEntries(Object.entries(built.document.paths ?? {}).map(([path, item]) => [
+    path,
+    Object.fromEntries(Object.entries(item ?? {}).map(([key, value]) => {
+      if (!METHODS.has(key) || typeof value !== 'object' || value === null) return [key, value];
+      const { responses: _answers, ...operation } = value as Record<string, unknown>;
+      return [key, operation];
+    })),
+  ]));
+  const document = structuredClone({ ...built.document, paths, components }) as Document;
+  return { sha256: built.sha256, bundled: built.bundled, document, references: referenceSites(document) };
+}
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/** A document's copy for requests as the build stored it (or made from its YAML), the caller's own. */
+function requestsCopy(name: DocumentName): BuiltDocument {
   const text = documentYaml(name);
-  return builtCopy(builtText(name), text) ?? fromYaml(text, (other) => loadDocument(other).document);
+  return builtCopy(builtText(name, '.requests'), text) ?? forRequests(fromYaml(text, (other) => loadDocument(other).document));
 }
 
 export function createBackend(name: DocumentName): OpenAPIBackend {
@@ -304,7 +329,7 @@ export function createBackend(name: DocumentName): OpenAPIBackend {
     ajvs.set(key, ajv);
     return ajv;
   };
-  const api = new OwnDocumentBackend(documentCopy(name), {
+  const api = new OwnDocumentBackend(requestsCopy(name), {
     quick: true,
     strict: true,
     coerceTypes: true,
