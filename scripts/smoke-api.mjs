@@ -1,7 +1,8 @@
 // The API check both smokes (packed tarball, container image) run against a started sandbox:
-// health, a token with the default credentials, a customer created, read back and listed, a scenario
-// document loaded through its JSON Schema (and a bad one refused), the OpenAPI document served, and an
-// invoice's rendered PDF read back by a bill upload (the PDF packages the CLI bundle leaves out).
+// health, a token with the default credentials, a customer created, read back and listed, a page and
+// bodies that need what the bundle loads on first use, a scenario document loaded through its JSON
+// Schema (and a bad one refused), the OpenAPI document served, and an invoice's rendered PDF read back
+// by a bill upload (the PDF packages the CLI bundle leaves out).
 // Usage: node scripts/smoke-api.mjs BASE_URL EXTERNAL_ID [MIN_CUSTOMERS] [LABEL]
 const [base, externalId, minimumText = '1', label = 'smoke'] = process.argv.slice(2);
 
@@ -38,6 +39,23 @@ const list = await (await fetch(`${base}/customers?limit=100`, { headers })).jso
 if (!list.data.some((c) => c.external_id === externalId)) throw new Error(`list: ${JSON.stringify(list)}`);
 if (list.data.length < Number(minimumText)) throw new Error(`expected at least ${minimumText} customers, got ${list.data.length}`);
 
+// What the CLI's bundle evaluates only on first use (scripts/lib/on-first-use.mjs), each read back:
+// a page typed by name (express's res.type, through mime-types), a gzip body (body-parser through
+// node:zlib) and a UTF-16 one (through iconv-lite).
+const landing = await expectStatus(await fetch(`${base}/`), 200, 'landing page');
+if (landing.headers.get('content-type') !== 'text/html; charset=utf-8') throw new Error(`landing page typed ${landing.headers.get('content-type')}`);
+const { gzipSync } = await import('node:zlib');
+const encoded = [
+  ['gzip', { 'Content-Encoding': 'gzip' }, (text) => gzipSync(text), `Zipped ${externalId}`],
+  ['UTF-16', { 'Content-Type': 'application/json; charset=utf-16le' }, (text) => Buffer.from(text, 'utf16le'), `Caf\u00e9 ${externalId}`],
+];
+for (const [what, extra, encode, encodedName] of encoded) {
+  const res = await call(`${base}/customers`, { method: 'POST', headers: { ...headers, ...extra }, body: encode(JSON.stringify({ name: encodedName })) });
+  const made = await (await expectStatus(res, 201, `create customer from a ${what} body`)).json();
+  const read = await (await expectStatus(await call(`${base}/customers/${made.id}`, { headers }), 200, `read back the ${what} customer`)).json();
+  if (read.name !== encodedName) throw new Error(`the ${what} body was read as ${JSON.stringify(read.name)}`);
+}
+
 const yaml = 'name: smoke\nrules:\n  - match: { operation: listInvoices }\n    nth: 2\n    respond: { status: 429 }\n';
 const scenarioHeaders = (type) => ({ Authorization: `Bearer ${token}`, 'Content-Type': type });
 await expectStatus(await fetch(`${base}/_sandbox/scenarios`, { method: 'POST', headers: scenarioHeaders('application/yaml'), body: yaml }), 201, 'load scenario');
@@ -62,4 +80,4 @@ const uploadBody = { content: pdf.toString('base64'), content_type: 'application
 const upload = await (await expectStatus(await call(`${base}/bills/upload`, { method: 'POST', headers, body: JSON.stringify(uploadBody) }), 201, 'bill upload')).json();
 const read = upload.extracted_data ?? {};
 if (read.total !== 300 || read.due_date !== '2030-01-31' || read.description !== 'Smoke hours') throw new Error(`bill upload did not read the invoice's total, due date and line: ${JSON.stringify(upload)}`);
-console.log(`[${label}] ${base}: token ok; created, read back and listed customer ${customer.id}; scenarios checked; /openapi.json and the inspector served; invoice PDF rendered (${pdf.length} bytes) and read back as a bill`);
+console.log(`[${label}] ${base}: token ok; created, read back and listed customer ${customer.id}; a typed page, gzip and UTF-16 bodies read; scenarios checked; /openapi.json and the inspector served; invoice PDF rendered (${pdf.length} bytes) and read back as a bill`);
