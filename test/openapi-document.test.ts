@@ -59,6 +59,8 @@ describe('the shared OpenAPI documents', () => {
       // The backend the routers use holds that graph, and has every operation of the document.
       const backend = createBackend(name);
       expect(backend.definition).toEqual(theirsForRequests.definition);
+      // Made once per process: every sandbox of a test suite shares it, as it shared openapi-backend's.
+      expect(createBackend(name).definition).toBe(backend.definition);
       expect(backend.getOperations().map((o) => o.operationId).sort()).toEqual(operations.map((o) => o.operationId).sort());
     }
     const withSchemas = (schemas: Record<string, unknown>) => ({ openapi: '3.1.1', info: { title: 't', version: '1' }, paths: {}, components: { schemas } }) as never;

@@ -253,18 +253,18 @@ export function dereferenceInPlace(document: Document, sites: ReferenceSites = r
 }
 
 /**
- * openapi-backend in quick mode over a document it may keep as it is: the same router and validator
- * its init() makes, over the document dereferenced in place rather than over a deep copy. Quick mode
+ * openapi-backend in quick mode over a document already dereferenced (requestsDefinition): the same
+ * router and validator its init() makes, without its deep copy and walk of the document. Quick mode
  * never validates the document itself, and no handlers are registered through openapi-backend (the
  * routers of src/http/router.ts call their own), so that is all its init() does here.
  */
 class OwnDocumentBackend extends OpenAPIBackend {
-  constructor(private readonly built: BuiltDocument, options: Omit<Options, 'definition'>) {
-    super({ ...options, definition: built.document });
+  constructor(definition: Document, options: Omit<Options, 'definition'>) {
+    super({ ...options, definition });
   }
 
   override init(): Promise<this> {
-    this.definition = dereferenceInPlace(this.built.document, this.built.references);
+    this.definition = this.inputDocument as Document;
     this.router = new OpenAPIRouter({ definition: this.definition, apiRoot: this.apiRoot, ignoreTrailingSlashes: this.ignoreTrailingSlashes });
     this.validator = new OpenAPIValidator({
       definition: this.definition,
@@ -308,6 +308,23 @@ function requestsCopy(name: DocumentName): BuiltDocument {
   return builtCopy(builtText(name, '.requests'), text) ?? forRequests(fromYaml(text, (other) => loadDocument(other).document));
 }
 
+const definitions = new Map<DocumentName, Document>();
+
+/**
+ * A document's copy for requests, dereferenced: made once per process and shared by every backend
+ * (every sandbox of a test suite), as openapi-backend's own dereference shared its result. Nothing
+ * writes to it: openapi-backend reads it, and compiles its schemas into Ajv validators.
+ */
+function requestsDefinition(name: DocumentName): Document {
+  let definition = definitions.get(name);
+  if (!definition) {
+    const built = requestsCopy(name);
+    definition = dereferenceInPlace(built.document, built.references);
+    definitions.set(name, definition);
+  }
+  return definition;
+}
+
 export function createBackend(name: DocumentName): OpenAPIBackend {
   // openapi-backend asks for an Ajv per operation and kind of validator; one per kind (and options)
   // compiles them all. Making an Ajv 2020 (its meta-schemas and formats) cost some 5 ms of every
@@ -329,7 +346,7 @@ export function createBackend(name: DocumentName): OpenAPIBackend {
     ajvs.set(key, ajv);
     return ajv;
   };
-  const api = new OwnDocumentBackend(requestsCopy(name), {
+  const api = new OwnDocumentBackend(requestsDefinition(name), {
     quick: true,
     strict: true,
     coerceTypes: true,
