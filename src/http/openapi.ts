@@ -54,8 +54,11 @@ export interface BuiltDocument {
   /** Whether bundling copied in schemas of the other document (its YAML text then differs from the file). */
   bundled: boolean;
   document: Document;
-  /** In the copy for requests (forRequests): where its `$ref`s are and what each names (referenceSites). */
-  references?: ReferenceSites;
+}
+
+/** The copy for requests (forRequests), with where its `$ref`s are and what each names (referenceSites). */
+export interface RequestsCopy extends BuiltDocument {
+  references: ReferenceSites;
 }
 
 function documentYaml(name: DocumentName): string {
@@ -116,8 +119,13 @@ export function builtCopy(json: string | undefined, yamlText: string): BuiltDocu
     return undefined;
   }
   if (typeof copy.bundled !== 'boolean' || !copy.document || typeof copy.document !== 'object') return undefined;
-  if (copy.references !== undefined && !Array.isArray(copy.references)) return undefined;
   return copy.sha256 === sha256Of(yamlText) ? (copy as BuiltDocument) : undefined;
+}
+
+/** The build's copy for requests, on the terms of builtCopy, when it also lists its references' sites. */
+export function builtRequestsCopy(json: string | undefined, yamlText: string): RequestsCopy | undefined {
+  const copy = builtCopy(json, yamlText) as Partial<RequestsCopy> | undefined;
+  return Array.isArray(copy?.references) ? (copy as RequestsCopy) : undefined;
 }
 
 /**
@@ -252,6 +260,25 @@ export function dereferenceInPlace(document: Document, sites: ReferenceSites = r
   return document;
 }
 
+/** Where a backend's validator takes its Ajvs from: one per validation context and coercion. */
+type AjvPool = (ajvOpts: AjvOpts, context: ValidationContext) => Ajv2020;
+
+/**
+ * openapi-backend's validator with its Ajvs from a pool. Its own getAjv builds a draft-07 Ajv with its
+ * formats before it hands it to customizeAjv, which never uses it: two thrown-away Ajvs at every
+ * operation's first request (a few ms each, the first answer after start among them).
+ */
+class PooledAjvValidator extends OpenAPIValidator {
+  constructor(opts: ConstructorParameters<typeof OpenAPIValidator>[0], private readonly pool: AjvPool) {
+    // Compiled on first use, so nothing asks for an Ajv before the pool is set.
+    super({ ...opts, lazyCompileValidators: true });
+  }
+
+  override getAjv(context: ValidationContext, opts: AjvOpts = {}): Ajv2020 {
+    return this.pool({ ...this.ajvOpts, ...opts }, context);
+  }
+}
+
 /**
  * openapi-backend in quick mode over a document already dereferenced (requestsDefinition): the same
  * router and validator its init() makes, without its deep copy and walk of the document. Quick mode
@@ -259,21 +286,21 @@ export function dereferenceInPlace(document: Document, sites: ReferenceSites = r
  * routers of src/http/router.ts call their own), so that is all its init() does here.
  */
 class OwnDocumentBackend extends OpenAPIBackend {
-  constructor(definition: Document, options: Omit<Options, 'definition'>) {
-    super({ ...options, definition });
+  constructor(definition: Document, options: Omit<Options, 'definition' | 'customizeAjv'>, private readonly pool: AjvPool) {
+    // customizeAjv stays the path of record for any other caller of openapi-backend's getAjv.
+    super({ ...options, definition, customizeAjv: (_original, ajvOpts, context) => pool(ajvOpts, context) });
   }
 
   override init(): Promise<this> {
     this.definition = this.inputDocument as Document;
     this.router = new OpenAPIRouter({ definition: this.definition, apiRoot: this.apiRoot, ignoreTrailingSlashes: this.ignoreTrailingSlashes });
-    this.validator = new OpenAPIValidator({
+    this.validator = new PooledAjvValidator({
       definition: this.definition,
       ajvOpts: this.ajvOpts,
       customizeAjv: this.customizeAjv,
       router: this.router,
-      lazyCompileValidators: true,
       coerceTypes: this.coerceTypes,
-    });
+    }, this.pool);
     this.initialized = true;
     return Promise.resolve(this);
   }
@@ -286,7 +313,7 @@ class OwnDocumentBackend extends OpenAPIBackend {
  * stores it (scripts/cache-documents.mjs) beside the document; the answers are checked against the
  * whole document (the response checker, scenario replies), never through openapi-backend.
  */
-export function forRequests(built: BuiltDocument): BuiltDocument {
+export function forRequests(built: BuiltDocument): RequestsCopy {
   const { responses: _responses, examples: _examples, ...components } = built.document.components ?? {};
   const paths = Object.fromEntries(Object.entries(built.document.paths ?? {}).map(([path, item]) => [
     path,
@@ -303,9 +330,9 @@ export function forRequests(built: BuiltDocument): BuiltDocument {
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 /** A document's copy for requests as the build stored it (or made from its YAML), the caller's own. */
-function requestsCopy(name: DocumentName): BuiltDocument {
+function requestsCopy(name: DocumentName): RequestsCopy {
   const text = documentYaml(name);
-  return builtCopy(builtText(name, '.requests'), text) ?? forRequests(fromYaml(text, (other) => loadDocument(other).document));
+  return builtRequestsCopy(builtText(name, '.requests'), text) ?? forRequests(fromYaml(text, (other) => loadDocument(other).document));
 }
 
 const definitions = new Map<DocumentName, Document>();
@@ -331,7 +358,7 @@ export function createBackend(name: DocumentName): OpenAPIBackend {
   // operation's first request, the first answer after start among them. The documents' schemas have
   // no $id, so validators compiled side by side in one Ajv never meet.
   const ajvs = new Map<string, Ajv2020>();
-  const ajvFor = (ajvOpts: AjvOpts, context: ValidationContext): Ajv2020 => {
+  const ajvFor: AjvPool = (ajvOpts, context) => {
     const key = `${context}:${String(ajvOpts.coerceTypes)}`;
     const known = ajvs.get(key);
     if (known) return known;
@@ -352,14 +379,8 @@ export function createBackend(name: DocumentName): OpenAPIBackend {
     coerceTypes: true,
     // GET /bills/ is not GET /bills: a trailing slash names an empty path parameter, answered 404.
     ignoreTrailingSlashes: false,
-    customizeAjv: (_original, ajvOpts, context) => ajvFor(ajvOpts, context),
-  });
+  }, ajvFor);
   void api.init();
-  // openapi-backend's own getAjv builds a draft-07 Ajv with its formats before it hands it to
-  // customizeAjv, which never uses it: two thrown-away Ajvs at every operation's first request (a
-  // few ms each, the first answer after start among them). The same Ajvs, without that detour.
-  const validator = api.validator;
-  validator.getAjv = (context, opts = {}) => ajvFor({ ...validator.ajvOpts, ...opts }, context);
   return api;
 }
 
