@@ -154,6 +154,7 @@ async function measure(target, options, seconds = SECONDS) {
     rps: result.requests.average,
     p99: result.latency.p99,
     cpuUs: good ? (cpu * 1e6) / good : NaN,
+    answered: good,
     bad: result.non2xx + result.errors + result.timeouts,
   };
 }
@@ -190,8 +191,9 @@ const median = (values) => {
 };
 /** Every other round in the reverse order: a target measured last in one round is first in the next. */
 const inRoundOrder = (list, round) => (round % 2 ? list : [...list].reverse());
-const spread = (values) => (values.length > 1 ? `${fmt(Math.min(...values))}-${fmt(Math.max(...values))}` : fmt(values[0]));
-const fmt = (n) => (Number.isFinite(n) ? (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n))) : '-');
+/** Lowest-highest of the rounds; `digits` after the point for small values (whole numbers otherwise). */
+const spread = (values, digits = 0) => (values.length > 1 ? `${fmt(Math.min(...values), digits)}-${fmt(Math.max(...values), digits)}` : fmt(values[0], digits));
+const fmt = (n, digits = 0) => (Number.isFinite(n) ? (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : n.toFixed(digits)) : '-');
 const results = new Map();
 function keep(key, value) {
   if (!results.has(key)) results.set(key, []);
@@ -250,7 +252,9 @@ if (SECTIONS.has('http')) await sideBySide();
 // (which builds the collection's index in memory: once per start), writes for BENCH_DATA_WARMUP
 // seconds (past JIT warm-up and the major GC that follows loading a large file), then measures; sizes
 // interleaved over the rounds. Each write has its own external_id, so the account's external-id
-// index gains an entry per write too. Each measurement runs on a copy of the seeded file, removed after it.
+// index gains an entry per write too. Each row also shows, for the measured seconds, the
+// pages the process touched for the first time per write and its young collections (--trace-gc):
+// how often, and how long each paused every request in flight, which is what a --data p99 is made of. Each measurement runs on a copy of the seeded file, removed after it.
 async function seeded(size) {
   const dir = DATA_DIR ? join(DATA_DIR, String(size)) : mkdtempSync(join(tmpdir(), 'bench-data-'));
   const file = join(dir, 'sandbox.json');
@@ -270,6 +274,27 @@ async function seeded(size) {
   return { dir, file, keep: Boolean(DATA_DIR) };
 }
 
+/**
+ * The collections a process started with --trace-gc reports on its stdout: each young collection's
+ * pause (ms) and the count of full ones, since the last reset(). A young collection stops every
+ * request in flight, so with -c 10 its pause is what the p99 of a --data row is made of.
+ */
+function collectionsOf(proc) {
+  const seen = { scavenges: [], marks: 0, reset() { this.scavenges = []; this.marks = 0; } };
+  let pending = '';
+  proc.stdout.on('data', (chunk) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const line of lines) {
+      const young = /: Scavenge .*? MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/.exec(line);
+      if (young) seen.scavenges.push(Number(young[1]));
+      else if (/: Mark-Compact /.test(line)) seen.marks += 1;
+    }
+  });
+  return seen;
+}
+
 /** Tells this run's writes from those of earlier runs in a reused data file (external ids are unique). */
 const RUN_ID = Date.now().toString(36);
 
@@ -278,7 +303,9 @@ async function dataRound(size, { file: seed }, round) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-run-'));
   const file = join(dir, 'sandbox.json');
   copyFileSync(seed, file);
-  const run = await startCli(file, { timeoutMs: 600_000 });
+  // --trace-gc: the row shows the collections of the measured seconds (one line each, a few a second).
+  const run = await startCli(file, { timeoutMs: 600_000, nodeArgs: ['--trace-gc'] });
+  const gc = collectionsOf(run.child);
   try {
     const headers = { authorization: `Bearer ${await cliToken(run.url)}`, 'content-type': 'application/json' };
     let n = 0;
@@ -289,8 +316,18 @@ async function dataRound(size, { file: seed }, round) {
     const first = await fetch(post.url, { method: 'POST', headers, body: JSON.stringify({ name: 'First', external_id: `first-${RUN_ID}-${round}` }), signal: AbortSignal.timeout(600_000) });
     if (first.status !== 201) throw new Error(`first write with ${size} customers: ${first.status}`);
     await cannon(post, DATA_WARMUP);
-    const m = { ...(await measure({ pid: run.child.pid }, post)), rss: rssMb(run.child.pid), startS: run.startSeconds };
-    log(`round ${round} post --data@${size}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms, ${Math.round(m.cpuUs)} us/req, RSS ${m.rss} MB, started in ${m.startS.toFixed(1)} s${m.bad ? `, ${m.bad} not 2xx` : ''}`);
+    const faults = minorFaults(run.child.pid);
+    gc.reset();
+    const measured = await measure({ pid: run.child.pid }, post);
+    const writes = Math.max(1, measured.answered);
+    const m = {
+      ...measured, rss: rssMb(run.child.pid), startS: run.startSeconds,
+      faultsPerWrite: (minorFaults(run.child.pid) - faults) / writes,
+      writesPerScavenge: writes / Math.max(1, gc.scavenges.length),
+      scavengeMs: median(gc.scavenges),
+      marks: gc.marks,
+    };
+    log(`round ${round} post --data@${size}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms, ${Math.round(m.cpuUs)} us/req, RSS ${m.rss} MB, started in ${m.startS.toFixed(1)} s; ${m.faultsPerWrite.toFixed(2)} pages first touched a write, a young collection every ${Math.round(m.writesPerScavenge)} writes (${m.scavengeMs.toFixed(1)} ms median), ${m.marks} full${m.bad ? `, ${m.bad} not 2xx` : ''}`);
     keep(`post data@${size}`, m);
   } finally {
     run.child.kill('SIGKILL');
@@ -435,7 +472,8 @@ for (const key of new Set(targets.map((t) => t.key))) {
 for (const size of DATA_SIZES) {
   const rows = results.get(`post data@${size}`);
   if (!rows) continue;
-  row(`billing-sandbox --data, ${size} stored customers (-c ${DATA_CONNECTIONS}; RSS ${spread(rows.map((m) => m.rss))} MB, start ${rows.map((m) => m.startS.toFixed(1)).join('/')} s)`,
+  const gcs = `pages first touched a write ${spread(rows.map((m) => m.faultsPerWrite), 2)}; a young collection every ${spread(rows.map((m) => m.writesPerScavenge))} writes, pausing ${spread(rows.map((m) => m.scavengeMs), 1)} ms; full collections ${rows.map((m) => m.marks).join('/')}`;
+  row(`billing-sandbox --data, ${size} stored customers (-c ${DATA_CONNECTIONS}; RSS ${spread(rows.map((m) => m.rss))} MB, start ${rows.map((m) => m.startS.toFixed(1)).join('/')} s; ${gcs})`,
     '-', '-', spread(rps(`post data@${size}`)), spread(cpu(`post data@${size}`)), `- / ${spread(p99(`post data@${size}`))}`);
 }
 lines.push('');
