@@ -252,9 +252,10 @@ if (SECTIONS.has('http')) await sideBySide();
 // (which builds the collection's index in memory: once per start), writes for BENCH_DATA_WARMUP
 // seconds (past JIT warm-up and the major GC that follows loading a large file), then measures; sizes
 // interleaved over the rounds. Each write has its own external_id, so the account's external-id
-// index gains an entry per write too. Each row also shows, for the measured seconds, the
-// pages the process touched for the first time per write and its young collections (--trace-gc):
-// how often, and how long each paused every request in flight, which is what a --data p99 is made of. Each measurement runs on a copy of the seeded file, removed after it.
+// index gains an entry per write too. Each measurement runs on a copy of the seeded file, removed
+// after it. Each row also shows, for the measured seconds, the pages the process touched for the
+// first time per write and its young collections (--trace-gc): how often, and how long each paused
+// every request in flight, which is what a --data p99 is made of.
 async function seeded(size) {
   const dir = DATA_DIR ? join(DATA_DIR, String(size)) : mkdtempSync(join(tmpdir(), 'bench-data-'));
   const file = join(dir, 'sandbox.json');
