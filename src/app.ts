@@ -43,7 +43,7 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
-import { plainJsonBody, type BodyReader } from './http/json-body.js';
+import { plainBodies, plainForm, plainJson, type BodyReader } from './http/json-body.js';
 import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
 import { streamFeature } from './stream/feature.js';
@@ -158,8 +158,8 @@ export function createApp(deps: Deps): SandboxApp {
     checkoutCors(isCheckoutPath),
     wellFormedUrl(deps),
     bodyParsers(
-      // Most bodies: plain JSON, read without body-parser's plumbing; the rest go to body-parser.
-      plainJsonBody(LIMITS.jsonBodyBytes, (req) => isTokenPath(req.path)),
+      // Most bodies: plain JSON and forms, read without body-parser's plumbing; the rest go to body-parser.
+      plainBodies(plainJson(LIMITS.jsonBodyBytes, (req) => isTokenPath(req.path)), plainForm(LIMITS.formBodyBytes)),
       [
         // Not on the token endpoint: its request is a form, and a JSON body there (even a malformed one)
         // is refused with 415 once the client's credentials are checked, never read.

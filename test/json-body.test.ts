@@ -1,7 +1,10 @@
-// The plain-JSON fast path (src/http/json-body.ts) answers every body exactly as body-parser's json()
+// The plain-body fast paths (src/http/json-body.ts) answer every body exactly as body-parser does. JSON, as json()
 // does: each body below is sent once as `application/json` (the fast path) and once as
 // `application/vnd.sandbox+json` (left to body-parser), and the two answers and the stored state match.
 import { beforeEach, describe, expect, it } from '@jest/globals';
+import express from 'express';
+import request from 'supertest';
+import { plainBodies, plainForm } from '../src/http/json-body.js';
 import { setup, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
@@ -51,5 +54,57 @@ describe('the plain JSON body fast path', () => {
     const ok = await sb.http.post('/customers').set('Authorization', `Bearer ${token}`).set('Content-Type', 'application/json;charset="utf-8"').send('{"name":"Quoted"}');
     expect(ok.status).toBe(201);
     expect(ok.body.name).toBe('Quoted');
+  });
+});
+
+// The plain form fast path (plainForm: the token endpoint's bodies) against body-parser's
+// urlencoded({ extended: false }), each alone in an app of its own, fed the same bytes.
+describe('the plain form body fast path', () => {
+  const LIMIT = 1024 * 1024;
+  const answer = (app: express.Express) => {
+    app.post('/form', (req, res) => {
+      res.json({ body: req.body as unknown });
+    });
+    app.use((error: { status?: number; type?: string; message: string }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(299).json({ error: { status: error.status, type: error.type, message: error.message } });
+    });
+    return app;
+  };
+  const reader = plainBodies(plainForm(LIMIT));
+  const fast = answer(express().use((req, _res, next) => {
+    if (!reader(req, (error) => next(error))) next(Object.assign(new Error('left to body-parser'), { status: 500, type: 'not.taken' }));
+  }));
+  const slow = answer(express().use(express.urlencoded({ extended: false, limit: LIMIT })));
+
+  const FORMS: Array<[string, string]> = [
+    ['the token request', 'grant_type=client_credentials'],
+    ['an empty body', ''],
+    ['a byte-order mark first', '\ufeffgrant_type=client_credentials'],
+    ['a repeated field', 'scope=a&scope=b&scope=c'],
+    ['percent-encoding and plus signs', 'name=%E2%82%AC+x%20y&q=a%2Bb'],
+    ['a malformed escape', 'name=%ZZ&x=%E2%82'],
+    ['raw UTF-8', 'société=Zürich'],
+    ['prototype names', '__proto__=x&constructor=y&hasOwnProperty=z'],
+    ['brackets', 'a[b]=1&c[]=2'],
+    ['empty names and values', 'a&b=&=c&&'],
+    ['1,000 parameters', Array.from({ length: 1000 }, (_, i) => `p${i}=${i}`).join('&')],
+    ['1,001 parameters', Array.from({ length: 1001 }, (_, i) => `p${i}=${i}`).join('&')],
+  ];
+  it.each(FORMS)('answers %s as body-parser does', async (_name, form) => {
+    const send = (app: express.Express) => request(app).post('/form').set('Content-Type', 'application/x-www-form-urlencoded').send(form);
+    const [ours, theirs] = await Promise.all([send(fast), send(slow)]);
+    expect(ours.body).not.toEqual({ error: expect.objectContaining({ type: 'not.taken' }) });
+    expect({ status: ours.status, body: ours.body as unknown }).toEqual({ status: theirs.status, body: theirs.body as unknown });
+  });
+
+  it('takes forms that name charset=utf-8, and leaves other charsets, compressed and oversized forms to body-parser', async () => {
+    const taken = await request(fast).post('/form').set('Content-Type', 'application/x-www-form-urlencoded; charset="UTF-8"').send('a=1');
+    expect(taken.body).toEqual({ body: { a: '1' } });
+    for (const [type, body] of [['application/x-www-form-urlencoded; charset=iso-8859-1', 'a=1'], ['application/x-www-form-urlencoded', `a=${'x'.repeat(LIMIT)}`]] as const) {
+      const left = await request(fast).post('/form').set('Content-Type', type).send(body);
+      expect(left.body.error.type).toBe('not.taken');
+    }
+    const gzip = await request(fast).post('/form').set('Content-Type', 'application/x-www-form-urlencoded').set('Content-Encoding', 'gzip').send('a=1');
+    expect(gzip.body.error.type).toBe('not.taken');
   });
 });
