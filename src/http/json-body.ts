@@ -91,7 +91,14 @@ export function plainBodies(...kinds: PlainBody[]): BodyReader {
     const lengthHeader = headers['content-length'];
     const encoding = headers['content-encoding'];
     if (type === undefined || lengthHeader === undefined || headers['transfer-encoding'] !== undefined) return false;
-    const kind = kinds.find((k) => k.type.test(type));
+    let kind: PlainBody | undefined;
+    // A loop, not find(): no closure made per request.
+    for (const candidate of kinds) {
+      if (candidate.type.test(type)) {
+        kind = candidate;
+        break;
+      }
+    }
     if (!kind) return false;
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
     const length = Number(lengthHeader);
