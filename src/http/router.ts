@@ -58,11 +58,8 @@ interface DeclaredParameter {
 /** What one operation needs per request, worked out from the document on its first request. */
 interface OperationPlan {
   operation: Operation;
-  /**
-   * openapi-backend's Ajv validators for the operation (compiled once, through its public API), or
-   * the written-out check of an operation that takes no input (noInputCheck).
-   */
-  validators: RequestCheck[];
+  /** openapi-backend's Ajv validators for the operation (compiled once, through its public API). */
+  validators: ValidateFunction[];
   /** Declared query parameters that need more than a string: JSON content, explode: false, arrays. */
   queryParams: Map<string, { json: boolean; explodeFalse: boolean; style?: string; array: boolean }>;
   /** The request body's only media type is JSON: a body that is not JSON is a parse error. */
@@ -71,31 +68,6 @@ interface OperationPlan {
   security: Array<Record<string, string[]>>;
   schemes: string[];
   handler: AnyHandler | undefined;
-}
-
-/** A compiled validator's shape: true when valid, else `errors` says why. */
-type RequestCheck = Pick<ValidateFunction, 'errors'> & ((data: unknown) => boolean);
-
-/**
- * The check openapi-backend's validators make of an operation that declares no parameters and no
- * request body: no query parameter at all (its schema gives `query` no properties and
- * additionalProperties: false; path is empty, headers and cookies are open, a body is not looked at),
- * with the error Ajv reports, one per parameter. Written out, so such an operation answers without a
- * compiled validator: a start's first compile also builds the Ajv and its meta-schemas, some 20 ms of
- * the first answer, which for a CI script polling /_sandbox/health at start is that health check.
- * test/router-no-input.test.ts holds it to the compiled validator's answers.
- */
-function noInputCheck(): RequestCheck {
-  const check = ((data: unknown) => {
-    const query = (data as { query?: Record<string, unknown> }).query ?? {};
-    const errors: ErrorObject[] = [];
-    for (const name of Object.keys(query)) {
-      errors.push({ instancePath: '/query', schemaPath: '#/properties/query/additionalProperties', keyword: 'additionalProperties', params: { additionalProperty: name }, message: 'must NOT have additional properties' });
-    }
-    check.errors = errors.length ? errors : null;
-    return !errors.length;
-  }) as RequestCheck;
-  return check;
 }
 
 type SecurityResult = { error?: unknown; ok: boolean };
@@ -179,10 +151,9 @@ export class OperationRouter {
     const content = (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content ?? {};
     const media = Object.keys(content);
     const security = (operation.security ?? []) as Array<Record<string, string[]>>;
-    const takesNoInput = !parameters.length && !operation.requestBody;
     plan = {
       operation,
-      validators: takesNoInput ? [noInputCheck()] : this.options.backend.validator.getRequestValidatorsForOperation(operation.operationId as string) ?? [],
+      validators: this.options.backend.validator.getRequestValidatorsForOperation(operation.operationId as string) ?? [],
       queryParams,
       onlyJson: media.length === 1 && media[0] === 'application/json',
       security,
