@@ -5,6 +5,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../src/errors.js';
 import { Collection, type CollectionData } from '../src/store/collection.js';
+import { UnitOfWork } from '../src/store/unit-of-work.js';
+import { createRandom } from '../src/random.js';
 
 interface Item { id: string; kind: string }
 
@@ -71,5 +73,78 @@ describe('collection tombstones', () => {
     expect((refused as ApiError).validationErrors.after).toMatch(/start again from the first page/);
     // Ids stay unique: an id still in the order (a recent tombstone) cannot come back.
     expect(() => c.insert({ id: 'last', kind: 'odd' })).toThrow(/duplicate/);
+  });
+});
+
+describe('collection secondary indexes', () => {
+  /** What an index walk must give: the stored objects holding `kind`, newest first. */
+  const expected = (c: Collection<Item>, kind: string) => [...c.values()].filter((t) => t.kind === kind).map((t) => t.id).reverse();
+  const walked = (c: Collection<Item>, kind: string) => c.page({ limit: 100, where: { field: 'kind', value: kind } }).data.map((t) => t.id);
+
+  it('walks the same objects whether a value is held by one object or by many, through inserts, moves, removes and rollbacks', () => {
+    let unit: UnitOfWork | undefined;
+    const data: CollectionData<Item> = { items: new Map(), order: [] };
+    const c = new Collection<Item>('things', data, () => undefined, () => unit).indexBy('kind');
+    const random = createRandom('collection-indexes');
+    // Shared values (held by many) and unique ones (held by one, as an external id is).
+    const kinds = ['a', 'b', 'c', 'u0', 'u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7'];
+    let next = 0;
+    const ids = () => [...c.values()].map((t) => t.id);
+    for (let step = 0; step < 3000; step++) {
+      const roll = random.int(0, 9);
+      const stored = ids();
+      if (roll < 4 || !stored.length) c.insert(item(next++, kinds[random.int(0, kinds.length - 1)]));
+      else if (roll < 6) c.update(stored[random.int(0, stored.length - 1)], { kind: kinds[random.int(0, kinds.length - 1)] });
+      else if (roll < 8) c.remove(stored[random.int(0, Math.min(3, stored.length - 1))]);
+      else {
+        // A unit of work that inserts and moves, then rolls back: the indexes are as they were.
+        const before = kinds.map((k) => walked(c, k));
+        unit = new UnitOfWork();
+        c.insert(item(next++, kinds[random.int(0, kinds.length - 1)]));
+        if (stored.length) c.update(stored[0], { kind: kinds[random.int(0, kinds.length - 1)] });
+        unit.rollback();
+        unit = undefined;
+        next -= 1;
+        expect(kinds.map((k) => walked(c, k))).toEqual(before);
+      }
+      if (step % 50 === 0) for (const k of kinds) expect(walked(c, k)).toEqual(expected(c, k));
+    }
+    for (const k of kinds) {
+      expect(walked(c, k)).toEqual(expected(c, k));
+      const newest = expected(c, k)[0];
+      expect(c.findBy('kind', k)?.id).toBe(newest);
+    }
+    // The same after a reload from the persisted data (the indexes are rebuilt from the order).
+    const reloaded = new Collection<Item>('things', { ...data, items: new Map(data.items) }, () => undefined).indexBy('kind');
+    for (const k of kinds) expect(walked(reloaded, k)).toEqual(expected(c, k));
+    expect(walked(c, 'never')).toEqual([]);
+  });
+
+  it('clears a value held by one object once retention drops it, and keeps its neighbours', () => {
+    const { c } = make();
+    // A rolling window of unique values, as an event log's entity index holds them.
+    for (let n = 0; n < 2000; n++) {
+      c.insert(item(n, `entity_${n}`));
+      if (n >= 100) c.remove(c.oldest()!.id);
+    }
+    expect(c.size).toBe(100);
+    expect(walked(c, 'entity_1899')).toEqual([]);
+    expect(walked(c, 'entity_1900')).toEqual(['t_1900']);
+    expect(c.findBy('kind', 'entity_1999')?.id).toBe('t_1999');
+  });
+
+  it('refuses a duplicate id without moving the first one', () => {
+    const { c } = make();
+    c.insert({ id: 'one', kind: 'x' });
+    c.insert({ id: 'two', kind: 'x' });
+    expect(() => c.insert({ id: 'one', kind: 'y' })).toThrow(/duplicate id one/);
+    expect(walked(c, 'x')).toEqual(['two', 'one']);
+    expect(walked(c, 'y')).toEqual([]);
+    expect(c.size).toBe(2);
+    // The first object's position is intact: moving it keeps the order, removing it clears it.
+    c.update('one', { kind: 'y' });
+    expect(walked(c, 'y')).toEqual(['one']);
+    c.remove('one');
+    expect(c.page({ limit: 10 }).data.map((t) => t.id)).toEqual(['two']);
   });
 });

@@ -59,7 +59,7 @@ export const MAX_PAGE_LIMIT = LIMITS.pageMax;
 export class Collection<T extends { id: string }> {
   /** Id to position, for every id of the order (tombstones included, so an id is never reused). */
   private readonly positions = new Map<string, number>();
-  private readonly indexes = new Map<string, Map<string, number[]>>();
+  private readonly indexes = new Map<string, Index>();
   /** Stored objects (tombstones excluded). */
   private live = 0;
   /** Index in `order` of the oldest stored object: the ones before it are tombstones. */
@@ -80,10 +80,18 @@ export class Collection<T extends { id: string }> {
     this.reorderKey = `order ${name}`;
     this.tombstonesKey = `tombstones ${name}`;
     const base = this.base;
-    data.order.forEach((id, i) => {
+    const { order, items } = data;
+    for (let i = 0; i < order.length; i++) {
+      let id = order[i];
+      const item = items.get(id);
+      if (item) {
+        this.live += 1;
+        // A data file's order and objects each spell every id: keep one string of the two (some 40
+        // bytes a stored object).
+        if (item.id === id) order[i] = id = item.id;
+      }
       this.positions.set(id, base + i);
-      if (data.items.has(id)) this.live += 1;
-    });
+    }
     this.advanceHead();
   }
 
@@ -93,11 +101,11 @@ export class Collection<T extends { id: string }> {
 
   /** Keep a list of positions per value of `field`, so filtered lists walk only their own objects. */
   indexBy(field: keyof T & string): this {
-    const index = new Map<string, number[]>();
+    const index: Index = new Map();
     const base = this.base;
     this.data.order.forEach((id, i) => {
       const item = this.data.items.get(id);
-      if (item) pushTo(index, indexKey(item[field]), base + i);
+      if (item) appendPosition(index, indexKey(item[field]), base + i);
     });
     this.indexes.set(field, index);
     return this;
@@ -126,17 +134,23 @@ export class Collection<T extends { id: string }> {
   }
 
   insert(item: T): T {
-    if (this.positions.has(item.id)) throw new Error(`duplicate id ${item.id} in ${this.name}`);
+    const position = this.base + this.data.order.length;
+    // One lookup of the new id, not two: the size tells whether it was known (a duplicate is a bug
+    // of the caller; its old position is found again the slow way before refusing it).
+    const known = this.positions.size;
+    this.positions.set(item.id, position);
+    if (this.positions.size === known) {
+      this.positions.set(item.id, this.base + this.data.order.lastIndexOf(item.id));
+      throw new Error(`duplicate id ${item.id} in ${this.name}`);
+    }
     if (this.attach) {
       this.attach();
       this.attach = undefined;
     }
-    const position = this.base + this.data.order.length;
     this.data.order.push(item.id);
     this.data.items.set(item.id, item);
     this.live += 1;
-    this.positions.set(item.id, position);
-    for (const [field, index] of this.indexes) pushTo(index, indexKey(item[field as keyof T]), position);
+    for (const [field, index] of this.indexes) appendPosition(index, indexKey(item[field as keyof T]), position);
     this.report({ kind: 'insert', item }, () => this.undoInsert(item));
     return item;
   }
@@ -157,12 +171,7 @@ export class Collection<T extends { id: string }> {
     this.data.items.delete(item.id);
     this.live -= 1;
     this.positions.delete(item.id);
-    for (const [field, index] of this.indexes) {
-      const key = indexKey(item[field as keyof T]);
-      const list = index.get(key);
-      if (list?.[list.length - 1] === position) list.pop();
-      if (list && !list.length) index.delete(key);
-    }
+    for (const [field, index] of this.indexes) removePosition(index, indexKey(item[field as keyof T]), position);
     if (this.head > this.data.order.length) this.head = this.data.order.length;
   }
 
@@ -193,7 +202,7 @@ export class Collection<T extends { id: string }> {
   /** Assign `changes` to a stored object, moving its position between the index lists of changed indexed fields. */
   private change(item: T, changes: Partial<T>): void {
     const id = item.id;
-    const moved: Array<[Map<string, number[]>, string, string]> = [];
+    const moved: Array<[Index, string, string]> = [];
     for (const [field, index] of this.indexes) {
       if (!Object.hasOwn(changes, field)) continue;
       const before = indexKey(item[field as keyof T]);
@@ -203,14 +212,8 @@ export class Collection<T extends { id: string }> {
     Object.assign(item, changes);
     const position = this.positions.get(id) as number;
     for (const [index, before, after] of moved) {
-      const from = index.get(before);
-      if (from) {
-        const at = lowerBound(from, position);
-        if (from[at] === position) from.splice(at, 1);
-      }
-      const to = index.get(after);
-      if (!to) index.set(after, [position]);
-      else to.splice(lowerBound(to, position), 0, position);
+      removePosition(index, before, position);
+      addPosition(index, after, position);
     }
   }
 
@@ -279,10 +282,14 @@ export class Collection<T extends { id: string }> {
       // Every key of every index is visited (an event log's entity index has one per object), so
       // the visit allocates nothing: no entry arrays (forEach), and lowerBound reads the list itself.
       for (const index of this.indexes.values()) {
-        index.forEach((list, key) => {
-          const cut = lowerBound(list, base);
-          if (cut === list.length) index.delete(key);
-          else if (cut) list.splice(0, cut);
+        index.forEach((entry, key) => {
+          if (typeof entry === 'number') {
+            if (entry < base) index.delete(key);
+            return;
+          }
+          const cut = lowerBound(entry, base);
+          if (cut === entry.length) index.delete(key);
+          else if (cut) entry.splice(0, cut);
         });
       }
       this.onChange({ kind: 'trim', base });
@@ -379,7 +386,9 @@ export class Collection<T extends { id: string }> {
     if (!where) return { from: this.base + this.head, length: this.data.order.length - this.head };
     const index = this.indexes.get(where.field);
     if (!index) throw new Error(`${this.name} has no index on ${where.field}`);
-    return index.get(where.value) ?? [];
+    const entry = index.get(where.value);
+    if (entry === undefined) return NO_POSITIONS;
+    return typeof entry === 'number' ? { from: entry, length: 1 } : entry;
   }
 
   private anyMatch(positions: Positions, from: number, step: 1 | -1, matches: (p: number) => T | undefined): boolean {
@@ -447,8 +456,43 @@ function indexKey(value: unknown): string {
   return typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
-function pushTo(index: Map<string, number[]>, key: string, position: number): void {
-  const list = index.get(key);
-  if (list) list.push(position);
-  else index.set(key, [position]);
+/**
+ * One secondary index: for each value of its field, the positions of the objects that hold it, in
+ * ascending order. A value held by one object (an external id, an event's entity) maps to its
+ * position itself, not to a list of one: that list and its backing store cost some 56 bytes an
+ * object, about a tenth of a stored customer. A value held by several maps to their sorted list.
+ */
+type Index = Map<string, number | number[]>;
+
+const NO_POSITIONS: readonly number[] = [];
+
+/** Add a position greater than every one the key holds (an insert, a rebuild in order). */
+function appendPosition(index: Index, key: string, position: number): void {
+  const entry = index.get(key);
+  if (entry === undefined) index.set(key, position);
+  else if (typeof entry === 'number') index.set(key, [entry, position]);
+  else entry.push(position);
+}
+
+/** Add a position in order (an update moved an object to this key). */
+function addPosition(index: Index, key: string, position: number): void {
+  const entry = index.get(key);
+  if (entry === undefined) index.set(key, position);
+  else if (typeof entry === 'number') index.set(key, entry < position ? [entry, position] : [position, entry]);
+  else entry.splice(lowerBound(entry, position), 0, position);
+}
+
+/** Take a position out of a key's entry (an undone insert, an update that moved the object away). */
+function removePosition(index: Index, key: string, position: number): void {
+  const entry = index.get(key);
+  if (entry === undefined) return;
+  if (typeof entry === 'number') {
+    if (entry === position) index.delete(key);
+    return;
+  }
+  const at = lowerBound(entry, position);
+  if (entry[at] !== position) return;
+  entry.splice(at, 1);
+  if (entry.length === 1) index.set(key, entry[0]);
+  else if (!entry.length) index.delete(key);
 }
