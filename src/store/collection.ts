@@ -289,7 +289,11 @@ export class Collection<T extends { id: string }> {
           }
           const cut = lowerBound(entry, base);
           if (cut === entry.length) index.delete(key);
-          else if (cut) entry.splice(0, cut);
+          else if (cut) {
+            entry.splice(0, cut);
+            // Setting an existing key during forEach does not disturb the walk.
+            if (entry.length === 1) index.set(key, entry[0]);
+          }
         });
       }
       this.onChange({ kind: 'trim', base });
