@@ -381,10 +381,10 @@ const faultUs = STARTS ? pageFaultUs() : NaN;
 // a build or install does. (The --data rows run the CLI with --trace-gc, and V8 refuses a code cache
 // made under other flags: without this, the first measured start compiled everything, some 440 ms and
 // 67-76 MB, and set the largest idle RSS.)
-const startCliOnce = () => coldStart('sandbox', (p) => ['dist/cli.js', '--port', String(p), '--log-level', 'silent'], (p) => `http://127.0.0.1:${p}/_sandbox/health`);
-if (STARTS) await startCliOnce();
+const sandboxColdStart = () => coldStart('sandbox', (p) => ['dist/cli.js', '--port', String(p), '--log-level', 'silent'], (p) => `http://127.0.0.1:${p}/_sandbox/health`);
+if (STARTS) await sandboxColdStart();
 for (let i = 0; i < STARTS; i++) {
-  keep('start sandbox', await startCliOnce());
+  keep('start sandbox', await sandboxColdStart());
   keep('start node', await coldStart('node', (p) => ['-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${p})`], (p) => `http://127.0.0.1:${p}/`));
 }
 if (STARTS) keep('start prism', await coldStart('prism', (p) => [require.resolve('@stoplight/prism-cli/dist/index.js'), 'mock', 'openapi/openapi.yaml', '-p', String(p), '-v', 'silent'], (p) => `http://127.0.0.1:${p}/customers/cus_x`, () => true));

@@ -105,7 +105,7 @@ export class Collection<T extends { id: string }> {
     const base = this.base;
     this.data.order.forEach((id, i) => {
       const item = this.data.items.get(id);
-      if (item) appendPosition(index, indexKey(item[field]), base + i);
+      if (item) addPosition(index, indexKey(item[field]), base + i);
     });
     this.indexes.set(field, index);
     return this;
@@ -150,7 +150,7 @@ export class Collection<T extends { id: string }> {
     this.data.order.push(item.id);
     this.data.items.set(item.id, item);
     this.live += 1;
-    for (const [field, index] of this.indexes) appendPosition(index, indexKey(item[field as keyof T]), position);
+    for (const [field, index] of this.indexes) addPosition(index, indexKey(item[field as keyof T]), position);
     this.report({ kind: 'insert', item }, () => this.undoInsert(item));
     return item;
   }
@@ -288,12 +288,10 @@ export class Collection<T extends { id: string }> {
             return;
           }
           const cut = lowerBound(entry, base);
-          if (cut === entry.length) index.delete(key);
-          else if (cut) {
-            entry.splice(0, cut);
-            // Setting an existing key during forEach does not disturb the walk.
-            if (entry.length === 1) index.set(key, entry[0]);
-          }
+          if (!cut) return;
+          entry.splice(0, cut);
+          // Setting or deleting the key being visited does not disturb forEach's walk.
+          storeShrunk(index, key, entry);
         });
       }
       this.onChange({ kind: 'trim', base });
@@ -470,19 +468,15 @@ type Index = Map<string, number | number[]>;
 
 const NO_POSITIONS: readonly number[] = [];
 
-/** Add a position greater than every one the key holds (an insert, a rebuild in order). */
-function appendPosition(index: Index, key: string, position: number): void {
-  const entry = index.get(key);
-  if (entry === undefined) index.set(key, position);
-  else if (typeof entry === 'number') index.set(key, [entry, position]);
-  else entry.push(position);
-}
-
-/** Add a position in order (an update moved an object to this key). */
+/**
+ * Add a position in order: at the end for an insert or a rebuild (the common case, a push), in its
+ * place for an update that moved an object to this key.
+ */
 function addPosition(index: Index, key: string, position: number): void {
   const entry = index.get(key);
   if (entry === undefined) index.set(key, position);
   else if (typeof entry === 'number') index.set(key, entry < position ? [entry, position] : [position, entry]);
+  else if (entry[entry.length - 1] < position) entry.push(position);
   else entry.splice(lowerBound(entry, position), 0, position);
 }
 
@@ -497,6 +491,11 @@ function removePosition(index: Index, key: string, position: number): void {
   const at = lowerBound(entry, position);
   if (entry[at] !== position) return;
   entry.splice(at, 1);
-  if (entry.length === 1) index.set(key, entry[0]);
-  else if (!entry.length) index.delete(key);
+  storeShrunk(index, key, entry);
+}
+
+/** A key's list after positions left it, in its smallest form: gone when empty, the position when one is left. */
+function storeShrunk(index: Index, key: string, entry: number[]): void {
+  if (!entry.length) index.delete(key);
+  else if (entry.length === 1) index.set(key, entry[0]);
 }
