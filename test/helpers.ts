@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { StoreData } from '../src/store/store.js';
+import type { CollectionData } from '../src/store/collection.js';
 import { readDataFile } from '../src/store/persistence/read.js';
 
 export const START = Date.parse('2026-03-02T09:00:00.000Z');
@@ -48,9 +49,16 @@ if (process.env.SANDBOX_VERIFY_DATA) {
   });
 }
 
-/** Store data as JSON, a collection's objects (a Map in memory) written out by id as the data file's reader sees them. */
+/**
+ * Store data as JSON, a collection's objects (a Map in memory) written out by id as the data file's
+ * reader sees them, objects not read since a start (cold: a number in the map) as their objects.
+ */
 export function storeJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v instanceof Map ? Object.fromEntries(v) : v));
+  return JSON.stringify(value, function (this: unknown, _key, v: unknown) {
+    if (!(v instanceof Map)) return v;
+    const cold = (this as CollectionData<{ id: string }>).cold;
+    return Object.fromEntries([...(v as Map<string, unknown>)].map(([id, item]) => [id, typeof item === 'number' && cold ? cold.read(item) : item]));
+  });
 }
 
 /**

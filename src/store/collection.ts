@@ -5,6 +5,7 @@
 // and by a compaction once the ones in the middle outnumber the objects.
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
+import type { ColdTexts } from './cold-item.js';
 import type { UnitOfWork } from './unit-of-work.js';
 
 /** What one write did, for the store's persistence (see src/store/persistence/journal.ts). */
@@ -20,15 +21,19 @@ export interface CollectionData<T> {
   /**
    * Stored objects by id. A Map, not an object: an object with one property per id is a dictionary
    * V8 must first intern each new id into, which cost some 3 us per insert in a large collection
-   * against under 1 us for a Map (the data file stores them as lists either way).
+   * against under 1 us for a Map (the data file stores them as lists either way). An object a data
+   * file loaded and nothing has read since is the number where its text starts in `cold` (outside
+   * the heap, see cold-item.ts): get() makes it an object on its first read.
    */
-  items: Map<string, T>;
+  items: Map<string, T | number>;
   /** Ids in insertion order; a hard-deleted id stays as a tombstone so positions never shift. */
   order: string[];
   /** Position of order[0]: tombstones cleared from the oldest end move it up. Absent: 0. */
   base?: number;
   /** Bumped by each compaction of the tombstones in the middle; a cursor of an earlier one is refused. Absent: 0. */
   epoch?: number;
+  /** The texts of the cold objects (not enumerable: in memory only, never written as such). */
+  cold?: ColdTexts;
 }
 
 /** Leading tombstones are cleared once there are this many and they are an eighth of the order. */
@@ -84,11 +89,11 @@ export class Collection<T extends { id: string }> {
     for (let i = 0; i < order.length; i++) {
       let id = order[i];
       const item = items.get(id);
-      if (item) {
+      if (item !== undefined) {
         this.live += 1;
         // A data file's order and objects each spell every id: keep one string of the two (some 40
-        // bytes a stored object).
-        if (item.id === id) order[i] = id = item.id;
+        // bytes a stored object). A cold object's key is the order's string already.
+        if (typeof item === 'object' && item.id === id) order[i] = id = item.id;
       }
       this.positions.set(id, base + i);
     }
@@ -103,10 +108,17 @@ export class Collection<T extends { id: string }> {
   indexBy(field: keyof T & string): this {
     const index: Index = new Map();
     const base = this.base;
+    const cold = this.data.cold;
+    // A cold object's value of the field, as loading kept it (absent there: null or absent), or from its text.
+    const loaded = cold?.loadedValues.get(field);
+    const coldValue = (id: string, offset: number): unknown => (loaded ? loaded.get(id) : (cold as ColdTexts).read<Record<string, unknown>>(offset)[field]);
     this.data.order.forEach((id, i) => {
       const item = this.data.items.get(id);
-      if (item) addPosition(index, indexKey(item[field]), base + i);
+      if (item === undefined) return;
+      addPosition(index, indexKey(typeof item === 'number' ? coldValue(id, item) : item[field]), base + i);
     });
+    // Needed once: the index now holds what they said.
+    cold?.loadedValues.delete(field);
     this.indexes.set(field, index);
     return this;
   }
@@ -123,7 +135,18 @@ export class Collection<T extends { id: string }> {
   }
 
   get(id: string): T | undefined {
-    return this.data.items.get(id);
+    const item = this.data.items.get(id);
+    return typeof item === 'number' ? this.warm(id, item) : item;
+  }
+
+  /**
+   * A cold object read for the first time becomes an object in its place (the same one on every
+   * later read, so changes made to it stay). Not a write: nothing to log or undo, the data is the same.
+   */
+  private warm(id: string, offset: number): T {
+    const item = (this.data.cold as ColdTexts).read<T>(offset);
+    this.data.items.set(id, item);
+    return item;
   }
 
   /** The object, or a 404 naming the resource. */
@@ -244,10 +267,10 @@ export class Collection<T extends { id: string }> {
 
   /** Rebuild the objects' map in insertion order (after a rolled-back delete put one back at its end). */
   private reorderItems(): void {
-    const items = new Map<string, T>();
+    const items = new Map<string, T | number>();
     for (const id of this.data.order) {
       const item = this.data.items.get(id);
-      if (item) items.set(id, item);
+      if (item !== undefined) items.set(id, item);
     }
     this.data.items = items;
   }

@@ -17,6 +17,7 @@ import type { Environment } from '../config.js';
 import { AccountClock, type ClockData, type RealNow } from '../clock/clock.js';
 import { createRandom, type Random } from '../random.js';
 import { Collection, type CollectionChange, type CollectionData } from './collection.js';
+import { registerIndexedFields } from './cold-item.js';
 import { emptyAccount } from './persistence/format.js';
 import { LogFile } from './persistence/log-file.js';
 import { UnitOfWork } from './unit-of-work.js';
@@ -493,5 +494,7 @@ function freshData(seed?: string): StoreData {
 
 /** A typed accessor for one collection of every account, with the indexes it needs. */
 export function defineCollection<T extends { id: string }>(name: string, indexes: ReadonlyArray<keyof T & string> = []) {
+  // Loading a data file keeps these fields' values of the objects it leaves as text (see cold-item.ts).
+  registerIndexedFields(name, indexes);
   return (account: Account): Collection<T> => account.collection<T>(name, indexes);
 }

@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 import { basename, dirname, join } from 'node:path';
 import type { Adapter } from 'lowdb';
 import type { StoreData } from '../store.js';
+import { itemText, type ColdTexts } from '../cold-item.js';
 import { FORMAT, LOG_FORMAT, VERSION, type SnapshotHeader } from './format.js';
 import { Journal, rawOf } from './journal.js';
 import { listSegments, readDataFile, segmentPath } from './read.js';
@@ -42,7 +43,7 @@ interface Capture {
   accounts: Array<{
     line: string;
     id: string;
-    collections: Array<{ name: string; base: number; epoch: number; order: string[]; items: ReadonlyMap<string, unknown> }>;
+    collections: Array<{ name: string; base: number; epoch: number; order: string[]; items: ReadonlyMap<string, unknown>; cold: ColdTexts | undefined }>;
   }>;
 }
 
@@ -190,7 +191,7 @@ export class LogFile implements Adapter<StoreData> {
         id: account.id,
         line: JSON.stringify({ t: 'account', v: { ...account, collections: {}, jobs: rawOf(account.jobs), state: account.state } }),
         collections: Object.entries(account.collections).map(([name, c]) => ({
-          name, base: c.base ?? 0, epoch: c.epoch ?? 0, order: c.order.slice(), items: c.items,
+          name, base: c.base ?? 0, epoch: c.epoch ?? 0, order: c.order.slice(), items: c.items, cold: c.cold,
         })),
       })),
     };
@@ -251,18 +252,21 @@ export class LogFile implements Adapter<StoreData> {
         for (const c of account.collections) {
           await put(JSON.stringify({ t: 'collection', a: account.id, c: c.name, ...(c.base ? { base: c.base } : {}), ...(c.epoch ? { epoch: c.epoch } : {}) }));
           for (let i = 0; i < c.order.length; i += ORDER_IDS_PER_LINE) await put(JSON.stringify({ t: 'order', v: c.order.slice(i, i + ORDER_IDS_PER_LINE) }));
-          let chunk: unknown[] = [];
+          // What JSON.stringify({ t: 'items', v: chunk }) writes, with an object not read since the
+          // last start written as the text it was loaded from (never parsed to be written again).
+          let chunk: string[] = [];
+          const itemsLine = () => `{"t":"items","v":[${chunk.join(',')}]}`;
           for (const id of c.order) {
             // The live object (possibly changed since the copy: the new segment replays every change).
             const item = c.items.get(id);
             if (item === undefined) continue;
-            chunk.push(item);
+            chunk.push(itemText(item, c.cold));
             if (chunk.length === ITEMS_PER_LINE) {
-              await put(JSON.stringify({ t: 'items', v: chunk }));
+              await put(itemsLine());
               chunk = [];
             }
           }
-          if (chunk.length) await put(JSON.stringify({ t: 'items', v: chunk }));
+          if (chunk.length) await put(itemsLine());
         }
       }
       buffer += `${JSON.stringify({ t: 'end', lines: lines + 1 })}\n`;

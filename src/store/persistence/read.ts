@@ -6,6 +6,7 @@ import { basename, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { StoreData } from '../store.js';
 import type { CollectionData } from '../collection.js';
+import { storeColdLine } from '../cold-item.js';
 import { applyOp, FORMAT, LOG_FORMAT, VERSION, type Op, type SnapshotHeader } from './format.js';
 
 export interface Loaded {
@@ -76,6 +77,7 @@ async function readSnapshot(file: string): Promise<Omit<Loaded, 'snapshotBytes' 
   let header: SnapshotHeader | undefined;
   let data: StoreData | undefined;
   let collection: CollectionData<{ id: string }> | undefined;
+  let collectionName = '';
   let lineNo = 0;
   let ended = false;
   for await (const line of lines(file)) {
@@ -107,6 +109,7 @@ async function readSnapshot(file: string): Promise<Omit<Loaded, 'snapshotBytes' 
       }
       case 'collection':
         collection = { items: new Map(), order: [] };
+        collectionName = entry.c as string;
         if (entry.base) collection.base = entry.base as number;
         if (entry.epoch) collection.epoch = entry.epoch as number;
         accounts[entry.a as string].collections[entry.c as string] = collection;
@@ -114,9 +117,12 @@ async function readSnapshot(file: string): Promise<Omit<Loaded, 'snapshotBytes' 
       case 'order':
         for (const id of entry.v as string[]) collection!.order.push(id);
         break;
-      case 'items':
-        for (const item of entry.v as Array<{ id: string }>) collection!.items.set(item.id, item);
+      case 'items': {
+        // Kept as their text until first read (see ../cold-item.ts); the parsed objects are dropped.
+        const parsed = entry.v as Array<{ id: string }>;
+        if (!storeColdLine(collection!, collectionName, line, parsed)) for (const item of parsed) collection!.items.set(item.id, item);
         break;
+      }
       case 'end':
         if (entry.lines !== lineNo) throw new Error(`the data file ${file} is incomplete (${lineNo} lines, its end says ${String(entry.lines)})`);
         ended = true;
