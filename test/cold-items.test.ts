@@ -3,11 +3,12 @@
 // read-then-changed one is written and survives a restart, and a compaction writes an unread one as
 // the very text it was loaded from.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { storeColdLine } from '../src/store/cold-item.js';
 import type { CollectionData } from '../src/store/collection.js';
+import { emptyAccount, FORMAT, VERSION } from '../src/store/persistence/format.js';
 import type { StoreData } from '../src/store/store.js';
 import { loadDataFile, setup, storeJson, type TestSandbox } from './helpers.js';
 
@@ -122,13 +123,32 @@ describe('objects loaded from a snapshot, kept as text until read', () => {
   });
 });
 
+describe('reading a snapshot whose lines are longer than a read', () => {
+  it('keeps every object of a 2 MB items line, across the reads that split it', async () => {
+    const objects = Array.from({ length: 600 }, (_, i) => ({ id: `cus_${i}`, external_id: `ext-${i}`, name: `${'é'.repeat(2000)} ${i} "}"` }));
+    const lines = [
+      JSON.stringify({ format: FORMAT, version: VERSION, generation: 1, seq: 0, meta: { seed: 's', signing_key: 'k' }, partners: {}, keys: {} }),
+      JSON.stringify({ t: 'account', v: emptyAccount('ptn_default:production', 'ptn_default', 'production') }),
+      JSON.stringify({ t: 'collection', a: 'ptn_default:production', c: 'customers' }),
+      JSON.stringify({ t: 'order', v: objects.map((o) => o.id) }),
+      JSON.stringify({ t: 'items', v: objects }),
+    ];
+    expect(Buffer.byteLength(lines[4])).toBeGreaterThan(2 * 1024 * 1024);
+    lines.push(JSON.stringify({ t: 'end', lines: lines.length + 1 }));
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const customers = account(await loadDataFile(file)).collections.customers;
+    expect([...customers.items.values()].every((v) => typeof v === 'number')).toBe(true);
+    expect([...customers.items.values()].map((offset) => customers.cold!.read(offset as number))).toEqual(objects);
+  });
+});
+
 describe('splitting a snapshot line into cold objects', () => {
   const empty = (): CollectionData<{ id: string }> => ({ items: new Map(), order: ['a', 'gone', 'c'] });
 
   it('keeps the parsed objects when the text does not split into them', () => {
     const data = empty();
-    expect(storeColdLine(data, 'customers', '{"t":"items","v":[1,2]}', [1, 2] as never)).toBe(false);
-    expect(storeColdLine(data, 'customers', '{"t":"items","v":[{"id":"a"}', [{ id: 'a' }])).toBe(false);
+    expect(storeColdLine(data, 'customers', Buffer.from('{"t":"items","v":[1,2]}'), [1, 2] as never)).toBe(false);
+    expect(storeColdLine(data, 'customers', Buffer.from('{"t":"items","v":[{"id":"a"}'), [{ id: 'a' }])).toBe(false);
     expect(data.items.size).toBe(0);
   });
 
@@ -136,7 +156,7 @@ describe('splitting a snapshot line into cold objects', () => {
     const data = empty();
     const objects = [{ id: 'a', external_id: 'x', note: '{"id":"b"} ] } \\ "' }, { id: 'c', external_id: null }];
     const line = JSON.stringify({ t: 'items', v: objects });
-    expect(storeColdLine(data, 'customers', line, JSON.parse(line).v)).toBe(true);
+    expect(storeColdLine(data, 'customers', Buffer.from(line), JSON.parse(line).v)).toBe(true);
     const cold = data.cold!;
     expect([...data.items.keys()]).toEqual(['a', 'c']);
     expect([...data.items.values()].map((offset) => cold.read(offset as number))).toEqual(objects);

@@ -119,12 +119,12 @@ function coldTextsOf(data: CollectionData<{ id: string }>, collection: string): 
 }
 
 /**
- * Store the objects of one snapshot "items" line as cold objects of `data`, given the line and its
- * parse (for the ids and the indexed fields). False, storing nothing, when the text does not split
- * into exactly the parsed objects: the caller stores the parsed objects then.
+ * Store the objects of one snapshot "items" line as cold objects of `data`, given the line's bytes
+ * (kept: not shared with other memory) and its parse (for the ids and the indexed fields). False,
+ * storing nothing, when the text does not split into exactly the parsed objects: the caller stores
+ * the parsed objects then.
  */
-export function storeColdLine(data: CollectionData<{ id: string }>, collection: string, line: string, parsed: ReadonlyArray<{ id: string }>): boolean {
-  const bytes = Buffer.from(line, 'utf8');
+export function storeColdLine(data: CollectionData<{ id: string }>, collection: string, bytes: Buffer, parsed: ReadonlyArray<{ id: string }>): boolean {
   const starts = objectStarts(bytes);
   if (!starts || starts.length !== parsed.length || parsed.some((item) => typeof item?.id !== 'string')) return false;
   const cold = coldTextsOf(data, collection);
