@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { storeColdLine } from '../src/store/cold-item.js';
-import type { CollectionData } from '../src/store/collection.js';
+import { Collection, type CollectionData } from '../src/store/collection.js';
 import { emptyAccount, FORMAT, VERSION } from '../src/store/persistence/format.js';
 import type { StoreData } from '../src/store/store.js';
 import { loadDataFile, setup, storeJson, type TestSandbox } from './helpers.js';
@@ -161,9 +161,28 @@ describe('splitting a snapshot line into cold objects', () => {
     expect([...data.items.keys()]).toEqual(['a', 'c']);
     expect([...data.items.values()].map((offset) => cold.read(offset as number))).toEqual(objects);
     expect(data.items.keys().next().value).toBe(data.order[0]);
-    // Only values an index can find are kept (null and absent share the index's empty key).
-    expect([...cold.loadedValues.get('external_id')!]).toEqual([['a', 'x']]);
+    // The index reads kept values, not the text: only values an index can find are kept (null and
+    // absent share the index's empty key), so 'c' reads undefined where its text says null.
+    const offsets = [...data.items.values()] as number[];
+    expect([cold.fieldOf('a', offsets[0], 'external_id'), cold.fieldOf('c', offsets[1], 'external_id')]).toEqual(['x', undefined]);
+    // A field loading kept nothing for is read from the text.
+    expect(cold.fieldOf('a', offsets[0], 'note')).toBe(objects[0].note);
+    // Once the index is built, its kept values go, and the text answers.
+    cold.indexBuilt('external_id');
+    expect(cold.fieldOf('c', offsets[1], 'external_id')).toBeNull();
     // Not enumerable: never serialised with the data.
     expect(Object.keys(data)).toEqual(['items', 'order']);
+  });
+
+  it('indexes cold objects of a collection whose fields loading did not keep, from their texts', () => {
+    // A name no defineCollection registered: nothing is kept aside, so indexBy reads each text.
+    const data: CollectionData<{ id: string; tag: string | null }> = { items: new Map(), order: ['t1', 't2', 't3'] };
+    const objects = [{ id: 't1', tag: 'red' }, { id: 't2', tag: null }, { id: 't3', tag: 'red' }];
+    const line = JSON.stringify({ t: 'items', v: objects });
+    expect(storeColdLine(data, 'not_defined_anywhere', Buffer.from(line), JSON.parse(line).v)).toBe(true);
+    const collection = new Collection('not_defined_anywhere', data, () => undefined).indexBy('tag');
+    expect(collection.page({ where: { field: 'tag', value: 'red' } }).data).toEqual([objects[2], objects[0]]);
+    // Building the index read nothing into the map: t2 is still text.
+    expect(typeof data.items.get('t2')).toBe('number');
   });
 });

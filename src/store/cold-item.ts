@@ -77,20 +77,35 @@ export class ColdTexts {
   private readonly starts: number[] = [];
   private size = 0;
   /** Index field to (id to value), for values other than null and absent; dropped once the index is built. */
-  readonly loadedValues = new Map<string, Map<string, unknown>>();
-  /** How far the loading has matched objects to the collection's order (to share its id strings). */
-  orderCursor = 0;
+  private readonly kept = new Map<string, Map<string, unknown>>();
+  /** How far loading has matched objects to the collection's order (to share its id strings). */
+  private orderCursor = 0;
 
   constructor(fields: readonly string[]) {
-    for (const field of fields) this.loadedValues.set(field, new Map());
+    for (const field of fields) this.kept.set(field, new Map());
   }
 
-  add(bytes: Buffer): number {
+  /**
+   * Keep one line's objects (`parsed`, whose texts start at `objectStarts` in `bytes`) as cold objects
+   * of `data`: each under the order's own string of its id (the snapshot writes objects in the order's
+   * order, so each id stays one string), with its indexed fields' values kept aside.
+   */
+  keepLine(data: CollectionData<{ id: string }>, bytes: Buffer, objectStarts: readonly number[], parsed: ReadonlyArray<{ id: string }>): void {
     const base = this.size;
     this.lines.push(bytes);
     this.starts.push(base);
     this.size += bytes.length;
-    return base;
+    const { order, items } = data;
+    parsed.forEach((item, i) => {
+      let id = item.id;
+      while (this.orderCursor < order.length && order[this.orderCursor] !== id) this.orderCursor += 1;
+      if (this.orderCursor < order.length) id = order[this.orderCursor++];
+      items.set(id, base + objectStarts[i]);
+      for (const [field, values] of this.kept) {
+        const value = (item as Record<string, unknown>)[field];
+        if (value !== null && value !== undefined) values.set(id, value);
+      }
+    });
   }
 
   /** The JSON text of the object at `offset`, exactly as the snapshot wrote it. */
@@ -110,6 +125,21 @@ export class ColdTexts {
   read<T>(offset: number): T {
     return JSON.parse(this.text(offset)) as T;
   }
+
+  /**
+   * A cold object's value of `field`, for its index: as loading kept it (undefined for null or
+   * absent), or read from its text when none was kept (a field not named by defineCollection, or an
+   * index built again after its kept values were dropped).
+   */
+  fieldOf(id: string, offset: number, field: string): unknown {
+    const kept = this.kept.get(field);
+    return kept ? kept.get(id) : this.read<Record<string, unknown>>(offset)[field];
+  }
+
+  /** The index on `field` is built: the values kept for it are not needed again. */
+  indexBuilt(field: string): void {
+    this.kept.delete(field);
+  }
 }
 
 /** A collection's cold texts, made on its first cold line. Not enumerable: never serialised or copied with the data. */
@@ -127,21 +157,7 @@ function coldTextsOf(data: CollectionData<{ id: string }>, collection: string): 
 export function storeColdLine(data: CollectionData<{ id: string }>, collection: string, bytes: Buffer, parsed: ReadonlyArray<{ id: string }>): boolean {
   const starts = objectStarts(bytes);
   if (!starts || starts.length !== parsed.length || parsed.some((item) => typeof item?.id !== 'string')) return false;
-  const cold = coldTextsOf(data, collection);
-  const base = cold.add(bytes);
-  const { order, items } = data;
-  parsed.forEach((item, i) => {
-    // The snapshot writes objects in the order's order: the order's own string becomes the key, so
-    // each id is one string (the parsed copy goes).
-    let id = item.id;
-    while (cold.orderCursor < order.length && order[cold.orderCursor] !== id) cold.orderCursor += 1;
-    if (cold.orderCursor < order.length) id = order[cold.orderCursor++];
-    items.set(id, base + starts[i]);
-    for (const [field, values] of cold.loadedValues) {
-      const value = (item as Record<string, unknown>)[field];
-      if (value !== null && value !== undefined) values.set(id, value);
-    }
-  });
+  coldTextsOf(data, collection).keepLine(data, bytes, starts, parsed);
   return true;
 }
 

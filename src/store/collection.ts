@@ -109,16 +109,12 @@ export class Collection<T extends { id: string }> {
     const index: Index = new Map();
     const base = this.base;
     const cold = this.data.cold;
-    // A cold object's value of the field, as loading kept it (absent there: null or absent), or from its text.
-    const loaded = cold?.loadedValues.get(field);
-    const coldValue = (id: string, offset: number): unknown => (loaded ? loaded.get(id) : (cold as ColdTexts).read<Record<string, unknown>>(offset)[field]);
     this.data.order.forEach((id, i) => {
       const item = this.data.items.get(id);
       if (item === undefined) return;
-      addPosition(index, indexKey(typeof item === 'number' ? coldValue(id, item) : item[field]), base + i);
+      addPosition(index, indexKey(typeof item === 'number' ? (cold as ColdTexts).fieldOf(id, item, field) : item[field]), base + i);
     });
-    // Needed once: the index now holds what they said.
-    cold?.loadedValues.delete(field);
+    cold?.indexBuilt(field);
     this.indexes.set(field, index);
     return this;
   }
