@@ -113,6 +113,17 @@ describe('request journal', () => {
     expect(tokenEntry.response.body.access_token).toBe('***');
   });
 
+  it('keeps a JSON body as the client wrote it and shows it parsed and masked, like any other', async () => {
+    // Written by hand: spaces, line breaks, a byte-order mark and an escaped character, as a client may send them.
+    const text = '\ufeff{\n  "name" : "Spaced \\u00e9",\n  "client_secret": "cs_spaced_1",\n  "nested": [ { "card_number": "4242424242424242" } ]\n}\n';
+    const res = await sb.http.post('/customers').set('Authorization', `Bearer ${token}`).set('Content-Type', 'application/json').send(text);
+    expect(res.status).toBe(400);
+    const listed = (await journal()).body;
+    expect(JSON.stringify(listed)).not.toContain('cs_spaced_1');
+    expect(JSON.stringify(listed)).not.toContain('4242424242424242');
+    expect(listed.data[0].request.body).toEqual({ name: 'Spaced \u00e9', client_secret: '***', nested: [{ card_number: '***' }] });
+  });
+
   it('shortens long strings such as base64 documents', async () => {
     await api.post('/customers', { name: 'x'.repeat(5000) });
     const [entry] = (await journal()).body.data;
