@@ -1,7 +1,8 @@
 // `npm run bench`: the sandbox side by side with express 5's hello-world and Prism's mock of
 // openapi/openapi.yaml (silent), each in its own process, in one run: autocannon (-c 50) after a
 // warm-up, the rounds interleaved (every target once per round, then the next round, in the reverse
-// order every other round), CPU time per request read from /proc/<pid>/stat. Ratios are of the
+// order every other round), CPU time per request read from /proc/<pid>/stat, p99 from every answer's
+// own latency (autocannon's histogram counts whole milliseconds). Ratios are of the
 // medians over the rounds: on a shared machine a burst of other work slows one run, not the row.
 // POST / GET is the median of each round's own ratio, its POSTs measured right next to its GETs.
 // The sandbox's POSTs go to a twin of its 1k-customer process, so the GET rows keep their store size. Then: GET at 1k and 100k stored customers, POST /customers on
@@ -139,21 +140,35 @@ function stop(target) {
   });
 }
 
-function cannon(options, seconds = SECONDS) {
+/** An autocannon run; `onResponse(ms)` hears each 2xx answer's latency (fractions of a millisecond included), the answers autocannon's own latencies count. */
+function cannon(options, seconds = SECONDS, onResponse = undefined) {
   return new Promise((resolve, reject) => {
-    autocannon({ connections: CONNECTIONS, duration: seconds, ...options }, (error, result) => (error ? reject(error) : resolve(result)));
+    const run = autocannon({ connections: CONNECTIONS, duration: seconds, ...options }, (error, result) => (error ? reject(error) : resolve(result)));
+    if (onResponse) run.on('response', (_client, status, _bytes, ms) => { if (status >= 200 && status < 300) onResponse(ms); });
   });
 }
 
-/** One autocannon run against a target: req/s, p99, CPU us per request of the target's process. */
+/** The value below which a share `q` of the values lie (the nearest-rank percentile, as HdrHistogram gives it). */
+function percentile(values, q) {
+  if (!values.length) return NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
+}
+
+/**
+ * One autocannon run against a target: req/s, p99, CPU us per request of the target's process. The
+ * p99 is worked out from every answer's own latency: autocannon's histogram counts whole
+ * milliseconds, too coarse for the `--data` goal's ratio of two p99s of some 7-10 ms.
+ */
 async function measure(target, options, seconds = SECONDS) {
+  const latencies = [];
   const before = cpuSeconds(target.pid);
-  const result = await cannon(options, seconds);
+  const result = await cannon(options, seconds, (ms) => latencies.push(ms));
   const cpu = cpuSeconds(target.pid) - before;
   const good = result['2xx'];
   return {
     rps: result.requests.average,
-    p99: result.latency.p99,
+    p99: percentile(latencies, 0.99),
     cpuUs: good ? (cpu * 1e6) / good : NaN,
     answered: good,
     bad: result.non2xx + result.errors + result.timeouts,
@@ -242,7 +257,7 @@ async function sideBySide() {
       for (const kind of round % 2 ? ['get', 'post'] : ['post', 'get']) {
         if (!cases[kind]) continue;
         const m = await measure(target, cases[kind]);
-        log(`round ${round} ${kind} ${key}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms, ${Math.round(m.cpuUs)} us/req${m.bad ? `, ${m.bad} not 2xx` : ''}`);
+        log(`round ${round} ${kind} ${key}: ${Math.round(m.rps)} req/s, p99 ${m.p99.toFixed(1)} ms, ${Math.round(m.cpuUs)} us/req${m.bad ? `, ${m.bad} not 2xx` : ''}`);
         keep(`${kind} ${key}`, m);
       }
     }
@@ -332,7 +347,7 @@ async function dataRound(size, { file: seed }, round) {
       scavengeMs: median(gc.scavenges),
       marks: gc.marks,
     };
-    log(`round ${round} post --data@${size}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms, ${Math.round(m.cpuUs)} us/req, RSS ${m.rss} MB, started in ${m.startS.toFixed(1)} s; ${m.faultsPerWrite.toFixed(2)} pages first touched a write, a young collection every ${Math.round(m.writesPerScavenge)} writes (${m.scavengeMs.toFixed(1)} ms median), ${m.marks} full${m.bad ? `, ${m.bad} not 2xx` : ''}`);
+    log(`round ${round} post --data@${size}: ${Math.round(m.rps)} req/s, p99 ${m.p99.toFixed(1)} ms, ${Math.round(m.cpuUs)} us/req, RSS ${m.rss} MB, started in ${m.startS.toFixed(1)} s; ${m.faultsPerWrite.toFixed(2)} pages first touched a write, a young collection every ${Math.round(m.writesPerScavenge)} writes (${m.scavengeMs.toFixed(1)} ms median), ${m.marks} full${m.bad ? `, ${m.bad} not 2xx` : ''}`);
     keep(`post data@${size}`, m);
   } finally {
     run.child.kill('SIGKILL');
@@ -457,7 +472,7 @@ const ratios = {
   dataGrowthP99: median(p99(`post data@${DATA_SIZES.at(-1)}`)) / median(p99(`post data@${DATA_SIZES[0]}`)),
 };
 if (HTTP_ONLY) {
-  console.log(JSON.stringify({ ratios, rows: Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => [Math.round(m.rps), Math.round(m.cpuUs), m.p99])])) }, null, 1));
+  console.log(JSON.stringify({ ratios, rows: Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => [Math.round(m.rps), Math.round(m.cpuUs), Math.round(m.p99 * 10) / 10])])) }, null, 1));
   process.exit(0);
 }
 const starts = results.get('start sandbox') ?? [];
@@ -482,14 +497,14 @@ if (targets.length || DATA_SIZES.some((size) => results.has(`post data@${size}`)
 for (const key of new Set(targets.map((t) => t.key))) {
   const label = key === 'express' ? 'express 5 hello-world (GET /)' : key === 'prism' ? 'Prism 5.14 mock, silent' : `billing-sandbox, ${key.split('@')[1]} stored customers`;
   row(label, spread(rps(`get ${key}`)), spread(cpu(`get ${key}`)), results.has(`post ${key}`) ? spread(rps(`post ${key}`)) : '-',
-    results.has(`post ${key}`) ? spread(cpu(`post ${key}`)) : '-', `${spread(p99(`get ${key}`))} / ${results.has(`post ${key}`) ? spread(p99(`post ${key}`)) : '-'}`);
+    results.has(`post ${key}`) ? spread(cpu(`post ${key}`)) : '-', `${spread(p99(`get ${key}`), 1)} / ${results.has(`post ${key}`) ? spread(p99(`post ${key}`), 1) : '-'}`);
 }
 for (const size of DATA_SIZES) {
   const rows = results.get(`post data@${size}`);
   if (!rows) continue;
   const gcs = `pages first touched a write ${spread(rows.map((m) => m.faultsPerWrite), 2)}; a young collection every ${spread(rows.map((m) => m.writesPerScavenge))} writes, pausing ${spread(rows.map((m) => m.scavengeMs), 1)} ms; full collections ${rows.map((m) => m.marks).join('/')}`;
   row(`billing-sandbox --data, ${size} stored customers (-c ${DATA_CONNECTIONS}; RSS ${spread(rows.map((m) => m.rss))} MB, start ${rows.map((m) => m.startS.toFixed(1)).join('/')} s; ${gcs})`,
-    '-', '-', spread(rps(`post data@${size}`)), spread(cpu(`post data@${size}`)), `- / ${spread(p99(`post data@${size}`))}`);
+    '-', '-', spread(rps(`post data@${size}`)), spread(cpu(`post data@${size}`)), `- / ${spread(p99(`post data@${size}`), 1)}`);
 }
 lines.push('');
 /** A goal's line; its value is NaN when its section did not run (`--only`): "not measured". */
