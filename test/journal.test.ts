@@ -1,5 +1,6 @@
 // The request journal: what an integration called, with what, and what it got back; newest first,
 // filters, a bounded ring, redaction of secrets, per-account isolation and clearing.
+import { createHash } from 'node:crypto';
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { setup, type Api, type TestSandbox } from './helpers.js';
 
@@ -59,6 +60,22 @@ describe('request journal', () => {
     expect(other.some((id) => first.includes(id))).toBe(false);
     // Made on first read and kept: a second listing answers the same ids.
     expect((await box.http.get('/_sandbox/requests')).body.data.map((e: { id: string }) => e.id)).toEqual(first);
+    // The derivation itself, so that a change of how entries are kept cannot change the ids a seed
+    // gives: a SHA-256 of seed|account|journal|n, n counting the account's entries from 1 (the token call).
+    const idOf = (n: number) => `req_${createHash('sha256').update(`journal|ptn_default:production|journal|${n}`).digest('hex').slice(0, 20)}`;
+    expect(first).toEqual([idOf(3), idOf(2), idOf(1)]);
+  });
+
+  it('lists the headers as sent: names lower-case, repeated ones joined, a colon inside a value kept, credentials masked', async () => {
+    await sb.http.get('/customers').set('Authorization', `Bearer ${token}`)
+      .set('X-Note', 'a: b:c ').set('X-Api-Key', 'key_live_1').set('X-Client-Secret', 'cs_header_1').set('Constructor', 'plain')
+      .set('X-Dup', ['one', 'two']);
+    const [entry] = (await journal()).body.data;
+    expect(entry.request.headers).toMatchObject({
+      authorization: '***', 'x-note': 'a: b:c', 'x-api-key': '***', 'x-client-secret': '***', constructor: 'plain', 'x-dup': 'one, two',
+    });
+    expect(JSON.stringify(entry)).not.toContain(token);
+    expect(JSON.stringify(entry)).not.toContain('cs_header_1');
   });
 
   it('stamps entries with the account clock', async () => {

@@ -10,7 +10,7 @@ import { TokenSigner } from '../auth/tokens.js';
 import { CHECKOUT_AUDIENCE } from '../auth/security.js';
 import { parseBearer } from '../auth/authorization-header.js';
 import type { Account } from '../store/store.js';
-import { Journal, type CopiedRequest, type KeptResponse, type RawRequest } from './journal.js';
+import { Journal, keptHeaders, type CopiedRequest, type KeptResponse, type RawRequest } from './journal.js';
 import { LIMITS } from '../limits.js';
 import { partBudget, redact, redactHeaders } from './redact.js';
 
@@ -61,15 +61,15 @@ const RAW_NOTHING: KeptResponse = { kind: 'raw', bodyText: undefined };
 
 /**
  * What the journal keeps of a request when it arrives. The router coerces the parsed body in place,
- * so a body is kept as its JSON text (small) or as a redacted copy (large); headers and the query
- * string are kept as received (node never changes them).
+ * so a body is kept as its JSON text (small) or as a redacted copy (large); the headers as one text,
+ * credentials masked (keptHeaders), and the query string as received.
  */
 function keptRequest(req: Request): RawRequest | CopiedRequest {
   const length = req.headers['content-length'];
   const small = req.body === undefined || (length !== undefined && Number(length) <= RAW_BODY_BYTES && req.headers['transfer-encoding'] === undefined);
   if (small) {
     const mark = req.originalUrl.indexOf('?');
-    return { kind: 'raw', headers: req.headers, query: mark < 0 ? '' : req.originalUrl.slice(mark + 1), bodyText: req.body === undefined ? undefined : JSON.stringify(req.body) };
+    return { kind: 'raw', ...keptHeaders(req.headers), query: mark < 0 ? '' : req.originalUrl.slice(mark + 1), bodyText: req.body === undefined ? undefined : JSON.stringify(req.body) };
   }
   // Headers, query and body share one budget.
   const budget = partBudget();

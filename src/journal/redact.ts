@@ -12,6 +12,9 @@ export const LEFT_OUT_KEY = '…';
 /** Headers that carry credentials: Basic client secrets, access tokens, the admin token. */
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-sandbox-admin-token', 'x-api-key']);
 
+/** A header (lower-case name) that carries credentials: masked already when an entry keeps it. */
+export const isSecretHeader = (lowerName: string): boolean => SECRET_HEADERS.has(lowerName);
+
 /**
  * Field names whose values are secrets wherever they appear: client and webhook secrets, access and
  * checkout tokens, bank and card numbers, card-provider tokens (which embed the card number) and CVVs.
