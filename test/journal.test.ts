@@ -2,6 +2,7 @@
 // filters, a bounded ring, redaction of secrets, per-account isolation and clearing.
 import { createHash } from 'node:crypto';
 import { beforeEach, describe, expect, it } from '@jest/globals';
+import { keptHeaders, redactHeaders } from '../src/journal/redact.js';
 import { setup, type Api, type TestSandbox } from './helpers.js';
 
 let sb: TestSandbox;
@@ -77,6 +78,13 @@ describe('request journal', () => {
     });
     expect(JSON.stringify(entry)).not.toContain(token);
     expect(JSON.stringify(entry)).not.toContain('cs_header_1');
+  });
+
+  it('keeps a request\'s credentials masked from its arrival: the kept headers text holds no token (secret-named headers are masked when listed)', () => {
+    const kept = keptHeaders({ Host: 'h', authorization: `Bearer ${token}`, 'x-api-key': 'key_live_1', 'x-dup': ['1', '2'], 'x-absent': undefined, 'x-client-secret': 'cs_1' });
+    expect(kept).toBe('host:h\nauthorization:***\nx-api-key:***\nx-dup:1, 2\nx-client-secret:cs_1');
+    expect(redactHeaders(kept)).toEqual({ host: 'h', authorization: '***', 'x-api-key': '***', 'x-dup': '1, 2', 'x-client-secret': '***' });
+    expect(redactHeaders('')).toEqual({});
   });
 
   it('stamps entries with the account clock', async () => {

@@ -10,9 +10,9 @@ import { TokenSigner } from '../auth/tokens.js';
 import { CHECKOUT_AUDIENCE } from '../auth/security.js';
 import { parseBearer } from '../auth/authorization-header.js';
 import type { Account } from '../store/store.js';
-import { Journal, keptHeaders, type CopiedRequest, type KeptResponse, type RawRequest } from './journal.js';
+import { Journal, type CopiedRequest, type KeptResponse, type RawRequest } from './journal.js';
 import { LIMITS } from '../limits.js';
-import { partBudget, redact, redactHeaders } from './redact.js';
+import { keptHeaders, partBudget, redact, redactHeaders } from './redact.js';
 
 export const JOURNAL = 'journal';
 
@@ -69,14 +69,14 @@ function keptRequest(req: Request): RawRequest | CopiedRequest {
   const small = req.body === undefined || (length !== undefined && Number(length) <= RAW_BODY_BYTES && req.headers['transfer-encoding'] === undefined);
   if (small) {
     const mark = req.originalUrl.indexOf('?');
-    return { kind: 'raw', ...keptHeaders(req.headers), query: mark < 0 ? '' : req.originalUrl.slice(mark + 1), bodyText: req.body === undefined ? undefined : JSON.stringify(req.body) };
+    return { kind: 'raw', headerLines: keptHeaders(req.headers), query: mark < 0 ? '' : req.originalUrl.slice(mark + 1), bodyText: req.body === undefined ? undefined : JSON.stringify(req.body) };
   }
   // Headers, query and body share one budget.
   const budget = partBudget();
   return {
     kind: 'copy',
     value: {
-      headers: redactHeaders(req.headers, budget),
+      headers: redactHeaders(keptHeaders(req.headers), budget),
       query: redact({ ...(req.query as Record<string, unknown>) }, budget) as Record<string, unknown>,
       body: redact(req.body, budget),
     },

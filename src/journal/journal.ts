@@ -9,7 +9,7 @@ import type { Store, Account } from '../store/store.js';
 import { pathMatches } from '../scenarios/engine.js';
 import { LIMITS } from '../limits.js';
 import { parse as parseQuery } from 'node:querystring';
-import { isSecretHeader, LEFT_OUT_KEY, MASK, partBudget, redact, redactHeaders } from './redact.js';
+import { LEFT_OUT_KEY, partBudget, redact, redactHeaders } from './redact.js';
 
 export interface JournalEntry {
   id: string;
@@ -24,50 +24,18 @@ export interface JournalEntry {
 }
 
 /**
- * A small request as received: its headers as one text (see keptHeaders), the raw query string and
+ * A small request as received: its headers as one text (redact.ts's keptHeaders), the raw query string and
  * the body as JSON text (a string cannot change later, unlike the parsed body the router coerces).
  * Redacted only when read, so answering a request never pays for the copy.
  */
 export interface RawRequest {
   kind: 'raw';
-  /** `name:value` lines, names lower-case, credentials already masked. */
+  /** keptHeaders: `name:value` lines, names lower-case, credentials already masked. */
   headerLines: string;
-  headerCount: number;
   query: string;
   bodyText: string | undefined;
 }
 
-/**
- * A request's headers as the journal keeps them: one string of `name:value` lines (a value holds no
- * line break: node refuses one), the value of a header that carries credentials masked. One flat
- * string, not node's header object and its strings: every entry of the ring is young when the next
- * young collection comes, which copies what it keeps, so a GET at 100k stored customers paid some
- * 2 us of young collections and 2.4 us of V8's helper threads less this way (docs/performance.md).
- * The bearer token is not kept at all, so no entry holds a credential even in memory.
- */
-export function keptHeaders(headers: Record<string, string | string[] | undefined>): Pick<RawRequest, 'headerLines' | 'headerCount'> {
-  const lines: string[] = [];
-  for (const name of Object.keys(headers)) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    const lower = name.toLowerCase();
-    lines.push(`${lower}:${isSecretHeader(lower) ? MASK : Array.isArray(value) ? value.join(', ') : value}`);
-  }
-  // join: one flat string (concatenation would keep a tree of pieces, one object each).
-  return { headerLines: lines.join('\n'), headerCount: lines.length };
-}
-
-/** The kept headers as a name -> value record again (for redactHeaders, when an entry is read). */
-function headersOf(request: RawRequest): Record<string, string> {
-  // No prototype: a header named like one of Object's own properties is a header like any other.
-  const out: Record<string, string> = Object.create(null) as Record<string, string>;
-  if (!request.headerCount) return out;
-  for (const line of request.headerLines.split('\n')) {
-    const colon = line.indexOf(':');
-    out[line.slice(0, colon)] = line.slice(colon + 1);
-  }
-  return out;
-}
 /** A large request, copied and redacted at once within its budget (redact.ts). */
 export interface CopiedRequest {
   kind: 'copy';
@@ -120,6 +88,13 @@ function entryFields(stored: Stored): Omit<JournalEntry, 'request' | 'response'>
 /** Entry fields besides the parts (id, at, method...), with room for JSON quotes and keys. */
 const ENTRY_OVERHEAD_BYTES = 320;
 
+/** The lines of a text (none when it is empty). */
+function lineCount(text: string): number {
+  let count = text ? 1 : 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) count += 1;
+  return count;
+}
+
 /** An upper estimate of a raw entry's serialised size: redaction only shortens, masks and cuts. */
 function rawBytes(draft: JournalDraft): number {
   let bytes = ENTRY_OVERHEAD_BYTES + draft.path.length * 2 + (draft.operation?.length ?? 0);
@@ -127,7 +102,7 @@ function rawBytes(draft: JournalDraft): number {
   if (request.kind === 'raw') {
     // Each header: its name and value (JSON may escape a character as \uXXXX: 6 bytes) and 8 for
     // the quotes, colon and comma. The mask ("***") was counted as kept, however short the secret.
-    bytes += request.headerLines.length * 2 + request.headerCount * 8;
+    bytes += request.headerLines.length * 2 + lineCount(request.headerLines) * 8;
     bytes += request.query.length * 2 + (request.bodyText?.length ?? 4) * 2;
   }
   if (response.kind === 'raw') bytes += (response.bodyText?.length ?? 4) * 2;
@@ -142,7 +117,7 @@ function materialise(stored: Stored): JournalEntry {
   if (request.kind === 'raw') {
     const budget = partBudget();
     requestPart = {
-      headers: redactHeaders(headersOf(request), budget),
+      headers: redactHeaders(request.headerLines, budget),
       query: redact({ ...parseQuery(request.query) }, budget) as Record<string, unknown>,
       body: request.bodyText === undefined ? null : redact(JSON.parse(request.bodyText), budget),
     };
