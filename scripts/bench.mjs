@@ -32,6 +32,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startCli, token as cliToken } from './lib/data-cli.mjs';
+import { inRoundOrder, median, paired, percentile } from './bench/stats.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -149,13 +150,6 @@ function cannon(options, seconds = SECONDS, onResponse = undefined) {
   });
 }
 
-/** The value below which a share `q` of the values lie (the nearest-rank percentile, as HdrHistogram gives it). */
-function percentile(values, q) {
-  if (!values.length) return NaN;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
-}
-
 /**
  * One autocannon run against a target: req/s, p99, CPU us per request of the target's process. The
  * p99 is worked out from every answer's own latency: autocannon's histogram counts whole
@@ -200,14 +194,6 @@ const startSandbox = (customers, extra = []) =>
 
 // ---------------------------------------------------------------------------------------------
 
-/** The middle value (the mean of the two middle ones for an even count). */
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-/** Every other round in the reverse order: a target measured last in one round is first in the next. */
-const inRoundOrder = (list, round) => (round % 2 ? list : [...list].reverse());
 /** Lowest-highest of the rounds; `digits` after the point for small values (whole numbers otherwise). */
 const spread = (values, digits = 0) => (values.length > 1 ? `${fmt(Math.min(...values), digits)}-${fmt(Math.max(...values), digits)}` : fmt(values[0], digits));
 const fmt = (n, digits = 0) => (Number.isFinite(n) ? (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : n.toFixed(digits)) : '-');
@@ -460,17 +446,7 @@ const cpu = (key) => (results.get(key) ?? []).map((m) => m.cpuUs);
 const p99 = (key) => (results.get(key) ?? []).map((m) => m.p99);
 const small = `sandbox@${SIZES[0]}`;
 const large = `sandbox@${SIZES.at(-1)}`;
-/**
- * The sandbox's rows against each other, round by round: in each round the two rows compared ran one
- * right after the other (the writer's POSTs and the 1k GETs, the 100k and 1k GETs, the two --data
- * sizes), and this machine's speed drifts over minutes, so each round's own ratio, then their median.
- * The ratio of the medians is printed beside it.
- */
-const byRound = (a, b) => a.map((value, i) => value / b[i]).filter(Number.isFinite);
-const paired = (a, b) => {
-  const rounds = byRound(a, b);
-  return { value: median(rounds), rounds, ofMedians: median(a) / median(b) };
-};
+// The sandbox's rows against each other are paired round by round (scripts/bench/stats.mjs).
 const postGet = paired(rps(`post ${small}`), rps(`get ${small}`));
 const getGrowth = paired(cpu(`get ${large}`), cpu(`get ${small}`));
 const dataCpu = paired(cpu(`post data@${DATA_SIZES.at(-1)}`), cpu(`post data@${DATA_SIZES[0]}`));

@@ -1,0 +1,58 @@
+// The bench's arithmetic (scripts/bench/stats.mjs), which every verdict of `npm run bench` comes from:
+// the median of the rounds, the nearest-rank p99 of the answers' own latencies, the reversed order of
+// every other round, and the sandbox's rows paired round by round. The paired figures are those of a
+// real run (2026-11-27 11:31, POST / GET at 1,000 customers), as the bench printed them.
+import { describe, expect, it } from '@jest/globals';
+import { inRoundOrder, median, paired, percentile } from '../scripts/bench/stats.mjs';
+
+describe('bench arithmetic', () => {
+  it('takes the middle value, or the mean of the two middle ones, without reordering its input', () => {
+    const rounds = [143, 103, 111];
+    expect(median(rounds)).toBe(111);
+    expect(rounds).toEqual([143, 103, 111]);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([7])).toBe(7);
+    expect(median([])).toBeNaN();
+  });
+
+  it('gives the nearest-rank percentile: the smallest value with that share of the values at or below it', () => {
+    const latencies = Array.from({ length: 200 }, (_, i) => 200 - i); // 200 down to 1, in no order the percentile relies on
+    expect(percentile(latencies, 0.99)).toBe(198);
+    expect(percentile(latencies, 0.5)).toBe(100);
+    expect(percentile(latencies, 1)).toBe(200);
+    expect(percentile(latencies, 0)).toBe(1);
+    // Fractions of a millisecond are kept (autocannon's own histogram counts whole milliseconds).
+    expect(percentile([7.25, 9.125, 8.5], 0.99)).toBe(9.125);
+    expect(percentile([], 0.99)).toBeNaN();
+  });
+
+  it('measures every other round in the reverse order, so no target is always last', () => {
+    const targets = ['express', 'prism', 'sandbox'];
+    expect(inRoundOrder(targets, 1)).toEqual(['express', 'prism', 'sandbox']);
+    expect(inRoundOrder(targets, 2)).toEqual(['sandbox', 'prism', 'express']);
+    expect(inRoundOrder(targets, 3)).toEqual(['express', 'prism', 'sandbox']);
+    expect(targets).toEqual(['express', 'prism', 'sandbox']);
+  });
+
+  it('pairs two rows round by round: the median of the rounds\' own ratios, with the ratio of the medians beside it', () => {
+    const postRps = [9672, 10075, 7543];
+    const getRps = [13533, 20228, 19531];
+    const postGet = paired(postRps, getRps);
+    expect(postGet.rounds.map((r) => r.toFixed(2))).toEqual(['0.71', '0.50', '0.39']);
+    expect(postGet.value.toFixed(3)).toBe('0.498');
+    expect(postGet.ofMedians.toFixed(3)).toBe('0.495');
+    // A slow minute in round 2 slows its GETs: the ratio of the medians pairs one round's POSTs with
+    // another round's GETs (100 / 400); the paired value compares what ran side by side.
+    const drift = paired([80, 100, 300], [100, 400, 400]);
+    expect(drift.rounds).toEqual([0.8, 0.25, 0.75]);
+    expect(drift.value).toBe(0.75);
+    expect(drift.ofMedians).toBe(0.25);
+  });
+
+  it('leaves out a round where either row has no figure', () => {
+    const result = paired([10, Number.NaN, 30, 8], [20, 20, 0, 16]);
+    expect(result.rounds).toEqual([0.5, 0.5]);
+    expect(result.value).toBe(0.5);
+    expect(paired([], []).value).toBeNaN();
+  });
+});
