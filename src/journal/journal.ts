@@ -138,13 +138,12 @@ export interface JournalFilter {
 /** A fixed-size ring: writing past the end overwrites the oldest entry; `bytes` is what it holds. */
 class Ring {
   private readonly slots: Array<Stored | undefined>;
-  /** The start of its entries' id sources (see Stored), made once. */
-  idPrefix: string | undefined;
   private head = 0;
   count = 0;
   bytes = 0;
 
-  constructor(readonly size: number) {
+  /** `idPrefix`: `seed|account|journal|`, the start of its entries' id sources (see Stored), one string for them all. */
+  constructor(readonly size: number, readonly idPrefix: string) {
     this.slots = new Array<Stored | undefined>(size);
   }
 
@@ -239,12 +238,12 @@ export class Journal {
     if (this.size <= 0) return undefined;
     let ring = this.rings.get(account.id);
     if (!ring) {
-      ring = new Ring(this.size);
+      ring = new Ring(this.size, `${this.store.seed}|${account.id}|journal|`);
       this.rings.set(account.id, ring);
     }
     const seq = (this.sequences.get(account.id) ?? 0) + 1;
     this.sequences.set(account.id, seq);
-    const idPrefix = (ring.idPrefix ??= `${this.store.seed}|${account.id}|journal|`);
+    const { idPrefix } = ring;
     let stored = new Stored(idPrefix, seq, draft, template, rawBytes(draft));
     // A part already copied (a large body) or an estimate over the budget: redacted, cut and sized exactly now.
     if (draft.request.kind === 'copy' || draft.response.kind === 'copy' || stored.bytes > LIMITS.journalEntryBytes) {
