@@ -22,6 +22,8 @@ export interface ExchangeState {
   dropped?: 'reset' | 'empty';
   /** A body written by a scenario author is sent as written, not checked against the document. */
   uncheckedReply?: boolean;
+  /** The router's send() took an answer (written at the end of its batch, see answer-batch.ts): a second one is dropped. */
+  answered?: true;
   /** The answer as sent: its body, and its JSON text when the router serialised it. */
   responseBody?: unknown;
   responseText?: string;

@@ -17,6 +17,7 @@ import { validationErrors } from './openapi.js';
 import type { ResponseChecker } from './response-check.js';
 import { RouteMatcher } from './route-match.js';
 import { exchange } from './exchange.js';
+import { endInBatch } from './answer-batch.js';
 
 /** What a request carries through openapi-backend to the security handlers and the handler. */
 export interface RequestState {
@@ -344,7 +345,8 @@ function checkedAgainstDocument(checker: ResponseChecker, operationId: string, r
 export function send(res: Response, reply: Reply): void {
   // A scenario's drop action already cut the connection: nothing is sent.
   const state = exchange(res);
-  if (res.headersSent || state.dropped) return;
+  if (res.headersSent || state.dropped || state.answered) return;
+  state.answered = true;
   state.responseBody = reply.body;
   let typed = false;
   if (reply.headers) {
@@ -354,7 +356,7 @@ export function send(res: Response, reply: Reply): void {
     }
   }
   res.statusCode = reply.status;
-  if (reply.body === undefined) return void res.end();
+  if (reply.body === undefined) return endInBatch(res, undefined);
   // A content type chosen by the reply (a scenario's headers) gets express's charset handling.
   if (typed) return void res.json(reply.body);
   // Serialised once, sent as is: no ETag (no answer of the API is cacheable), no second pass.
@@ -363,7 +365,7 @@ export function send(res: Response, reply: Reply): void {
   state.responseText = text;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(res.req.method === 'HEAD' ? undefined : text);
+  endInBatch(res, res.req.method === 'HEAD' ? undefined : text);
 }
 
 /** Wrap an async express middleware so a rejection reaches the error handler. */
