@@ -147,4 +147,25 @@ describe('collection secondary indexes', () => {
     c.remove('one');
     expect(c.page({ limit: 10 }).data.map((t) => t.id)).toEqual(['two']);
   });
+
+  it('refuses an id that was removed, whether this collection removed it or a data file kept it as a tombstone', () => {
+    const { c } = make();
+    c.insert({ id: 'gone', kind: 'x' });
+    c.insert({ id: 'kept', kind: 'x' });
+    c.remove('gone');
+    expect(() => c.insert({ id: 'gone', kind: 'x' })).toThrow(/duplicate id gone/);
+    // As loaded: 'gone' is in the order with no object.
+    const loaded = make({ items: new Map([['kept', { id: 'kept', kind: 'x' }]]), order: ['gone', 'kept'] }).c;
+    expect(loaded.size).toBe(1);
+    expect(() => loaded.insert({ id: 'gone', kind: 'y' })).toThrow(/duplicate id gone/);
+    expect(walked(loaded, 'y')).toEqual([]);
+    // A collection loaded without tombstones moves and removes its objects by their positions.
+    const clean = make({ items: new Map([['a', { id: 'a', kind: 'x' }], ['b', { id: 'b', kind: 'x' }]]), order: ['a', 'b'] }).c;
+    clean.update('a', { kind: 'y' });
+    expect(walked(clean, 'x')).toEqual(['b']);
+    expect(walked(clean, 'y')).toEqual(['a']);
+    clean.remove('b');
+    expect(clean.page({ limit: 10 }).data.map((t) => t.id)).toEqual(['a']);
+    expect(() => clean.insert({ id: 'b', kind: 'x' })).toThrow(/duplicate id b/);
+  });
 });
