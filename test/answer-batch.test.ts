@@ -1,0 +1,129 @@
+// Answers written together (src/http/answer-batch.ts): the answers finished in one batch of ready
+// requests are written once the batch is done. What a client must still see: on one connection, the
+// answers in the order of its requests (pipelined requests are handled in the same batch); across
+// connections, each answer carrying its own request's result.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connect } from 'node:net';
+import { startSandbox, type RunningSandbox } from '../src/index.js';
+
+let running: RunningSandbox;
+let token: string;
+
+beforeAll(async () => {
+  // No rate limit: the concurrent requests below come faster than a partner's limit allows.
+  running = await startSandbox({ port: 0, logLevel: 'silent', realTimeTicks: false, seed: 'answer-batch', rateLimit: 0 });
+  const res = await fetch(`${running.url}/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
+  token = ((await res.json()) as { access_token: string }).access_token;
+});
+
+afterAll(async () => {
+  await running.close();
+});
+
+/** An HTTP/1.1 request's bytes; the last one of a pipeline closes the connection. */
+function request(method: string, path: string, body?: unknown, close = false): string {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  const headers = [`${method} ${path} HTTP/1.1`, 'Host: sandbox', `Authorization: Bearer ${token}`];
+  if (body !== undefined) headers.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(text)}`);
+  if (close) headers.push('Connection: close');
+  return `${headers.join('\r\n')}\r\n\r\n${text}`;
+}
+
+/** A new connection the server reads: `send(bytes)` writes them in one write and resolves with everything read after, until it closes. */
+async function connection(): Promise<{ send(bytes: string): Promise<Buffer> }> {
+  const socket = connect(running.port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  // One request answered first: the server has then accepted the connection and is reading it, so
+  // what is written next reaches it together with what the other connections write.
+  await new Promise<void>((resolve) => {
+    let read = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      read = Buffer.concat([read, chunk]);
+      if (!answered(read)) return;
+      socket.off('data', onData);
+      resolve();
+    };
+    socket.on('data', onData);
+    socket.write('GET /_sandbox/health HTTP/1.1\r\nHost: sandbox\r\n\r\n');
+  });
+  return {
+    send: (bytes) => new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('end', () => resolve(Buffer.concat(chunks)));
+      socket.on('error', reject);
+      socket.write(bytes);
+    }),
+  };
+}
+
+async function exchange(bytes: string): Promise<Buffer> {
+  return (await connection()).send(bytes);
+}
+
+/** Whether `bytes` hold one whole answer (its head and a body of its Content-Length). */
+function answered(bytes: Buffer): boolean {
+  const headEnd = bytes.indexOf('\r\n\r\n');
+  if (headEnd < 0) return false;
+  const length = Number(/\r\ncontent-length: (\d+)/i.exec(bytes.subarray(0, headEnd).toString('latin1'))?.[1] ?? 0);
+  return bytes.length >= headEnd + 4 + length;
+}
+
+/** The answers in a connection's bytes, in the order they came (each framed by its Content-Length). */
+function answers(bytes: Buffer): Array<{ status: number; body: unknown }> {
+  const found: Array<{ status: number; body: unknown }> = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const headEnd = bytes.indexOf('\r\n\r\n', at);
+    const head = bytes.subarray(at, headEnd).toString('latin1');
+    const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+    const body = bytes.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8');
+    found.push({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), body: body ? JSON.parse(body) : undefined });
+    at = headEnd + 4 + length;
+  }
+  return found;
+}
+
+describe('answers written together', () => {
+  it('answers pipelined requests on one connection in their order, each with its own result', async () => {
+    const bytes = await exchange([
+      request('POST', '/customers', { name: 'Pipelined first' }),
+      request('GET', '/customers/cus_missing'),
+      request('POST', '/customers', { name: 'Pipelined second' }),
+      request('GET', '/_sandbox/health', undefined, true),
+    ].join(''));
+    const [first, missing, second, health] = answers(bytes);
+    expect(first).toMatchObject({ status: 201, body: { name: 'Pipelined first' } });
+    expect(missing).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(second).toMatchObject({ status: 201, body: { name: 'Pipelined second' } });
+    expect(health).toMatchObject({ status: 200, body: { status: 'ok' } });
+    // Both are stored, each under the id its own answer gave.
+    for (const made of [first, second]) {
+      const { id, name } = made.body as { id: string; name: string };
+      const [read] = answers(await exchange(request('GET', `/customers/${id}`, undefined, true)));
+      expect(read).toMatchObject({ status: 200, body: { id, name } });
+    }
+  });
+
+  it('gives each of many concurrent connections the answer to its own request', async () => {
+    const names = Array.from({ length: 40 }, (_, i) => `Concurrent ${i}`);
+    // Every connection open and read by the server first, then every request written in the same
+    // turn: they reach the server together, and their answers are written in one batch.
+    const connections = await Promise.all(names.map(() => connection()));
+    const made = await Promise.all(connections.map((c, i) => c.send(request('POST', '/customers', { name: names[i] }, true)).then(answers)));
+    expect(made.map(([answer]) => [answer.status, (answer.body as { name: string }).name])).toEqual(names.map((name) => [201, name]));
+    // Every one is stored once, under the id its answer gave.
+    for (const [answer] of made) {
+      const { id, name } = answer.body as { id: string; name: string };
+      const [read] = answers(await exchange(request('GET', `/customers/${id}`, undefined, true)));
+      expect(read).toMatchObject({ status: 200, body: { id, name } });
+    }
+  });
+});
