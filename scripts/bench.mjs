@@ -31,9 +31,9 @@ import { join, dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import semver from 'semver';
 import { startCli, token as cliToken } from './lib/data-cli.mjs';
 import { inRoundOrder, median, paired, percentile } from './bench/stats.mjs';
+import { nodeCheck } from './bench/node-check.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -207,13 +207,9 @@ function keep(key, value) {
 const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
 log(`${cpus().length} cores, load ${load()}; ${SECONDS} s per run, ${ROUNDS} round(s), -c ${CONNECTIONS}`);
 const loadBefore = load();
-// The goals are for the Node the package supports: on another, the figures differ (on 20.20, RSS
-// with 100k customers was 310 MB against 219 on 22.23, and POST / GET 0.35 against 0.53, the same hour).
-// semver reads the range as npm does, whatever form `engines` takes.
-const ENGINES = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).engines.node;
-const supported = semver.satisfies(process.version, ENGINES);
-const nodeNote = supported ? '' : ` (outside the package's engines, ${ENGINES}: not the figures the goals are for)`;
-if (!supported) log(`warning: node ${process.version} is outside the package's engines (${ENGINES}); run the bench on a supported Node`);
+// The goals are for the Node the package supports (scripts/bench/node-check.mjs).
+const { warning: nodeWarning, note: nodeNote } = nodeCheck(process.version, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).engines.node);
+if (nodeWarning) log(nodeWarning);
 
 // 1. Side by side: express, Prism, the sandbox at each stored size.
 const targets = [];

@@ -1,9 +1,12 @@
 // The bench's arithmetic (scripts/bench/stats.mjs), which every verdict of `npm run bench` comes from:
 // the median of the rounds, the nearest-rank p99 of the answers' own latencies, the reversed order of
 // every other round, and the sandbox's rows paired round by round. The paired figures are those of a
-// real run (2026-11-27 11:31, POST / GET at 1,000 customers), as the bench printed them.
+// real run (2026-11-27 11:31, POST / GET at 1,000 customers), as the bench printed them. And its
+// check of the Node it runs on against the package's engines (scripts/bench/node-check.mjs).
 import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { inRoundOrder, median, paired, percentile } from '../scripts/bench/stats.mjs';
+import { nodeCheck } from '../scripts/bench/node-check.mjs';
 
 describe('bench arithmetic', () => {
   it('takes the middle value, or the mean of the two middle ones, without reordering its input', () => {
@@ -54,5 +57,24 @@ describe('bench arithmetic', () => {
     expect(result.rounds).toEqual([0.5, 0.5]);
     expect(result.value).toBe(0.5);
     expect(paired([], []).value).toBeNaN();
+  });
+});
+
+describe('bench Node check', () => {
+  const engines = (JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } }).engines.node;
+
+  it('says nothing on a Node the package supports, and warns and notes on one it does not', () => {
+    expect(nodeCheck('v22.23.3', engines)).toEqual({ warning: '', note: '' });
+    const old = nodeCheck('v20.20.2', engines);
+    expect(old.warning).toBe(`warning: node v20.20.2 is outside the package's engines (${engines}); run the bench on a supported Node`);
+    expect(old.note).toBe(` (outside the package's engines, ${engines}: not the figures the goals are for)`);
+  });
+
+  it('reads the range as npm does, whatever its form', () => {
+    expect(nodeCheck('v22.19.0', '>=22.19').warning).toBe('');
+    expect(nodeCheck('v22.18.9', '>=22.19').warning).not.toBe('');
+    // An upper bound and an alternative, which a reading of ">=X.Y" alone would get wrong.
+    expect(nodeCheck('v23.1.0', '^22.19 || >=24').warning).not.toBe('');
+    expect(nodeCheck('v24.0.0', '^22.19 || >=24').warning).toBe('');
   });
 });
