@@ -1,10 +1,14 @@
 // Answers written together (src/http/answer-batch.ts): the answers finished in one batch of ready
 // requests are written once the batch is done. What a client must still see: on one connection, the
 // answers in the order of its requests (pipelined requests are handled in the same batch); across
-// connections, each answer carrying its own request's result.
+// connections, each answer carrying its own request's result; and an answer that a second one
+// (an error raised after the first was sent) cannot replace while it waits for its batch.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer } from 'node:http';
 import { connect } from 'node:net';
+import type { Response } from 'express';
 import { startSandbox, type RunningSandbox } from '../src/index.js';
+import { send } from '../src/http/router.js';
 
 let running: RunningSandbox;
 let token: string;
@@ -124,6 +128,24 @@ describe('answers written together', () => {
       const { id, name } = answer.body as { id: string; name: string };
       const [read] = answers(await exchange(request('GET', `/customers/${id}`, undefined, true)));
       expect(read).toMatchObject({ status: 200, body: { id, name } });
+    }
+  });
+
+  it('keeps the first answer a response was given: a second send() before the batch ends changes nothing', async () => {
+    // What the error handler does when a step fails after the handler answered: it sends again.
+    const server = createServer((_req, res) => {
+      send(res as Response, { status: 201, body: { first: true } });
+      send(res as Response, { status: 500, body: { code: 'internal_error', message: 'late' } });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const res = await fetch(`http://127.0.0.1:${port}/`);
+      expect(res.status).toBe(201);
+      expect(res.headers.get('content-length')).toBe(String(JSON.stringify({ first: true }).length));
+      expect(await res.json()).toEqual({ first: true });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
