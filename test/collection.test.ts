@@ -148,6 +148,50 @@ describe('collection secondary indexes', () => {
     expect(c.page({ limit: 10 }).data.map((t) => t.id)).toEqual(['two']);
   });
 
+  it('makes a declared index at its first read, whatever was written before, and keeps it from then on', () => {
+    let unit: UnitOfWork | undefined;
+    const c = new Collection<Item>('things', { items: new Map(), order: [] }, () => undefined, () => unit).declareIndex('kind');
+    const random = createRandom('declared-index');
+    const kinds = ['a', 'b', 'u0', 'u1', 'u2'];
+    let next = 0;
+    const step = () => {
+      const stored = [...c.values()].map((t) => t.id);
+      const roll = random.int(0, 9);
+      if (roll < 4 || !stored.length) c.insert(item(next++, kinds[random.int(0, kinds.length - 1)]));
+      else if (roll < 6) c.update(stored[random.int(0, stored.length - 1)], { kind: kinds[random.int(0, kinds.length - 1)] });
+      else if (roll < 8) c.remove(stored[random.int(0, Math.min(3, stored.length - 1))]);
+      else {
+        unit = new UnitOfWork();
+        c.insert(item(next++, 'a'));
+        c.remove(stored[0]);
+        unit.rollback();
+        unit = undefined;
+        next -= 1;
+      }
+    };
+    // Writes of every kind (moves, removes, rollbacks) before the index exists.
+    for (let i = 0; i < 400; i++) step();
+    for (const k of kinds) expect(walked(c, k)).toEqual(expected(c, k));
+    // ... and after: it is kept up to date.
+    for (let i = 0; i < 400; i++) step();
+    for (const k of kinds) expect(walked(c, k)).toEqual(expected(c, k));
+    expect(() => c.page({ where: { field: 'other', value: 'x' } })).toThrow(/no index on other/);
+  });
+
+  it('lists a removed object again when its remove is undone, though the index was made after the remove', () => {
+    let unit: UnitOfWork | undefined;
+    const c = new Collection<Item>('things', { items: new Map(), order: [] }, () => undefined, () => unit).declareIndex('kind');
+    for (let n = 0; n < 5; n++) c.insert(item(n, 'x'));
+    unit = new UnitOfWork();
+    c.remove('t_2');
+    // The first read, in the same unit of work, makes the index without the removed object.
+    expect(walked(c, 'x')).toEqual(['t_4', 't_3', 't_1', 't_0']);
+    unit.rollback();
+    unit = undefined;
+    expect(walked(c, 'x')).toEqual(['t_4', 't_3', 't_2', 't_1', 't_0']);
+    expect(c.findBy('kind', 'x')?.id).toBe('t_4');
+  });
+
   it('refuses an id that was removed, whether this collection removed it or a data file kept it as a tombstone', () => {
     const { c } = make();
     c.insert({ id: 'gone', kind: 'x' });

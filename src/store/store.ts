@@ -107,7 +107,12 @@ export class Account {
         });
       };
       found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change), () => this.work, attach);
-      for (const field of indexes) found.indexBy(field);
+      // Indexes are made on first use, but at once over a data file's cold objects: the values of
+      // their fields that the load kept for them are then let go (see cold-item.ts).
+      for (const field of indexes) {
+        if (data.cold) found.indexBy(field);
+        else found.declareIndex(field);
+      }
       this.collections.set(name, found);
     }
     return found;
