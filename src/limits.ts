@@ -101,7 +101,8 @@ export const LIMITS = {
   webhookDeletedSubscriptionsKept: 100,
   /**
    * Webhook history kept per account: settled deliveries (GET /webhooks/events), the event log and
-   * delivery attempts (GET /_sandbox/webhooks/deliveries), each at most this many, the oldest dropped.
+   * delivery attempts (GET /_sandbox/webhooks/deliveries), each at most this many. Past it, the oldest
+   * are dropped down to a sixteenth below it at once (9,375), so each holds 9,375 to 10,000 when full.
    * Queued (pending or failed-awaiting-retry) deliveries and their events are never dropped.
    */
   webhookHistoryEntries: 10_000,

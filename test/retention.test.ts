@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { eventLog } from '../src/events/events.js';
 import { LIMITS } from '../src/limits.js';
 import { attempts, deliveries } from '../src/webhooks/history.js';
+import { keptAfterDrop } from '../src/webhooks/retention.js';
 import { lowerLimit, setup } from './helpers.js';
 import { Payables } from './payables-helpers.js';
 import { webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
@@ -99,6 +100,30 @@ describe('webhook history retention', () => {
     await w.fresh();
     expect(await history()).toEqual([]);
     expect(await attemptLog()).toEqual([]);
+  });
+
+  it('past the count, drops the oldest down to a sixteenth below it at once, settled deliveries, events and attempts alike', async () => {
+    w = await webhookSandbox();
+    lowerLimit('webhookHistoryEntries', 32);
+    expect(keptAfterDrop(32)).toBe(30);
+    expect(keptAfterDrop(10_000)).toBe(9_375);
+    await w.subscribe('customer_created');
+    const made: string[] = [];
+    for (let i = 0; i < 32; i++) made.push(await customer(`Kept ${i}`));
+    await w.settle();
+    expect(eventLog(w.account).size).toBe(32);
+    // The 33rd: the oldest three go, not one.
+    made.push(await customer('Over'));
+    await w.settle();
+    expect(eventLog(w.account).size).toBe(30);
+    expect([...eventLog(w.account).values()].map((e) => e.entity_id)).toEqual(made.slice(3));
+    expect((await history()).map((r) => r.entity_id)).toEqual(made.slice(3).reverse());
+    expect(await attemptLog()).toHaveLength(30);
+    // Then it fills up to the count again before the next drop.
+    for (let i = 0; i < 2; i++) made.push(await customer(`Again ${i}`));
+    await w.settle();
+    expect(eventLog(w.account).size).toBe(32);
+    expect(await history()).toHaveLength(32);
   });
 
   it('keeps at most LIMITS.webhookHistoryEntries settled records, events and attempts, but every queued one', async () => {

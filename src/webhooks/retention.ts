@@ -1,7 +1,7 @@
 // Owns the retention of the webhook history: settled deliveries (GET /webhooks/events), the event log
 // and the delivery attempts (GET /_sandbox/webhooks/deliveries) keep at most
 // LIMITS.webhookHistoryEntries each and nothing older than LIMITS.webhookHistoryDays on the account
-// clock, oldest dropped first. A queued delivery (pending, or failed and awaiting a retry) and the
+// clock, oldest dropped first (past the count, in batches: see keptAfterDrop). A queued delivery (pending, or failed and awaiting a retry) and the
 // event it carries are never dropped: pruning stops at the head of the queue.
 import { eventLog } from '../events/events.js';
 import { LIMITS } from '../limits.js';
@@ -11,11 +11,22 @@ import type { Collection } from '../store/collection.js';
 import { attempts, deliveries } from './history.js';
 
 
-/** Drop from the oldest end while the collection is over the count or its oldest entry is too old, up to the entry `keep` names. */
+/**
+ * Once a collection is over the count, its oldest go down to a sixteenth below it in one pass (9,375
+ * of 10,000), not one for each new entry: a drop in a loop costs a fraction of one made in each
+ * request, where the rest of the request has pushed the collection out of the caches first. A count
+ * under 16 is kept exactly.
+ */
+export function keptAfterDrop(count: number): number {
+  return count - Math.floor(count / 16);
+}
+
+/** Drop from the oldest end while the collection is over its count or its oldest entry is too old, up to the entry `keep` names. */
 function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (item: T) => string, cutoffMs: number, keep: string | undefined): void {
+  const count = collection.size > LIMITS.webhookHistoryEntries ? keptAfterDrop(LIMITS.webhookHistoryEntries) : LIMITS.webhookHistoryEntries;
   for (let item = collection.oldest(); item; item = collection.oldest()) {
     if (item.id === keep) return;
-    if (collection.size <= LIMITS.webhookHistoryEntries && Date.parse(time(item)) >= cutoffMs) return;
+    if (collection.size <= count && Date.parse(time(item)) >= cutoffMs) return;
     collection.remove(item.id);
   }
 }
