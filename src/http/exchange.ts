@@ -24,6 +24,8 @@ export interface ExchangeState {
   uncheckedReply?: boolean;
   /** The router's send() took an answer (written at the end of its batch, see answer-batch.ts): a second one is dropped. */
   answered?: true;
+  /** A JSON body as received, when the fast path read it (json-body.ts): the journal keeps this text rather than serialise the parsed body again. */
+  requestText?: string;
   /** The answer as sent: its body, and its JSON text when the router serialised it. */
   responseBody?: unknown;
   responseText?: string;

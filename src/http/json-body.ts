@@ -9,6 +9,7 @@
 // read here skips body-parser's parsers altogether.
 import type { Request } from 'express';
 import { parse as parseQueryString } from 'qs';
+import { exchange } from './exchange.js';
 
 /** `application/json`, optionally with `charset=utf-8` (quoted or not), as a client sends it. */
 const PLAIN_JSON = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf-8")[ \t]*)?$/i;
@@ -25,7 +26,6 @@ type Parsed = { value: unknown } | { error: Error };
 
 /** The parsed body, or the error body-parser's json() gives the same text. */
 function parsedJson(text: string): Parsed {
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return { value: {} };
   const first = text[0] === '{' || text[0] === '[' ? text[0] : FIRST_NON_WHITESPACE.exec(text)?.[1];
   if (first !== '{' && first !== '[') return { error: bodyError(`Unexpected token ${first ?? 'end'} in JSON: not an object or an array`, 'entity.parse.failed') };
@@ -46,8 +46,6 @@ const FORM_PARAMETER_LIMIT = 1000;
  * to the same answers.
  */
 function parsedForm(text: string): Parsed {
-  // iconv-lite's UTF-8 decoder, which body-parser reads with, drops a leading byte-order mark.
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return { value: {} };
   let count = 0;
   let at = -1;
@@ -67,14 +65,16 @@ function parsedForm(text: string): Parsed {
 /** One kind of body the fast path reads: its media types, its size limit and its parser. */
 export interface PlainBody {
   type: RegExp;
+  /** The text is JSON: kept as received for the journal (ExchangeState.requestText). */
+  json: boolean;
   limitBytes: number;
   parse: (text: string) => Parsed;
   /** Requests whose body of this kind is left to body-parser (answered as it answers them). */
   skip?: (req: Request) => boolean;
 }
 
-export const plainJson = (limitBytes: number, skip?: (req: Request) => boolean): PlainBody => ({ type: PLAIN_JSON, limitBytes, parse: parsedJson, skip });
-export const plainForm = (limitBytes: number): PlainBody => ({ type: PLAIN_FORM, limitBytes, parse: parsedForm });
+export const plainJson = (limitBytes: number, skip?: (req: Request) => boolean): PlainBody => ({ type: PLAIN_JSON, json: true, limitBytes, parse: parsedJson, skip });
+export const plainForm = (limitBytes: number): PlainBody => ({ type: PLAIN_FORM, json: false, limitBytes, parse: parsedForm });
 
 /** Takes the body (true, then `done` once it is read) or leaves it to the next parser (false). */
 export type BodyReader = (req: Request, done: (error?: Error) => void) => boolean;
@@ -116,9 +116,13 @@ export function plainBodies(...kinds: PlainBody[]): BodyReader {
       req.off('aborted', onAborted);
       if (error) return done(error);
       if (received !== length) return done(bodyError('request size did not match content length', 'request.size.invalid'));
-      const result = kind.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
+      let text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8');
+      // iconv-lite's UTF-8 decoder, which body-parser reads with, drops a leading byte-order mark.
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      const result = kind.parse(text);
       if ('error' in result) return done(result.error);
       req.body = result.value;
+      if (kind.json && req.res) exchange(req.res).requestText = text;
       done();
     };
     const onData = (chunk: Buffer) => {

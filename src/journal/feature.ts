@@ -61,15 +61,18 @@ const RAW_NOTHING: KeptResponse = { kind: 'raw', bodyText: undefined };
 
 /**
  * What the journal keeps of a request when it arrives. The router coerces the parsed body in place,
- * so a body is kept as its JSON text (small) or as a redacted copy (large); the headers as one text,
- * credentials masked (keptHeaders), and the query string as received.
+ * so a body is kept as its JSON text (small: as received when the fast path read it) or as a
+ * redacted copy (large); the headers as one text, credentials masked (keptHeaders), and the query
+ * string as received.
  */
-function keptRequest(req: Request): RawRequest | CopiedRequest {
+function keptRequest(req: Request, res: Response): RawRequest | CopiedRequest {
   const length = req.headers['content-length'];
   const small = req.body === undefined || (length !== undefined && Number(length) <= RAW_BODY_BYTES && req.headers['transfer-encoding'] === undefined);
   if (small) {
     const mark = req.originalUrl.indexOf('?');
-    return { kind: 'raw', headerLines: keptHeaders(req.headers), query: mark < 0 ? '' : req.originalUrl.slice(mark + 1), bodyText: req.body === undefined ? undefined : JSON.stringify(req.body) };
+    // A JSON body the fast path read is kept as it came (json-body.ts), not serialised again.
+    const bodyText = req.body === undefined ? undefined : exchange(res).requestText ?? JSON.stringify(req.body);
+    return { kind: 'raw', headerLines: keptHeaders(req.headers), query: mark < 0 ? '' : req.originalUrl.slice(mark + 1), bodyText };
   }
   // Headers, query and body share one budget.
   const budget = partBudget();
@@ -97,7 +100,7 @@ export function journalMiddleware(deps: Deps) {
     if (!journal || journal.capacity <= 0) return next();
     const startedAt = deps.realNow();
     const started = process.hrtime.bigint();
-    const request = keptRequest(req);
+    const request = keptRequest(req, res);
     let done = false;
     const finish = () => {
       if (done) return;
