@@ -155,6 +155,11 @@ export class Collection<T extends { id: string }> {
     return this.live;
   }
 
+  /** The id of the oldest stored object, without reading the object. */
+  oldestId(): string | undefined {
+    return this.data.order[this.head];
+  }
+
   /** The oldest stored object (what a retention looks at first). */
   oldest(): T | undefined {
     const id = this.data.order[this.head];
@@ -317,8 +322,9 @@ export class Collection<T extends { id: string }> {
   }
 
   private advanceHead(): void {
-    const { order, items } = this.data;
-    while (this.head < order.length && !items.has(order[this.head])) this.head += 1;
+    const { order } = this.data;
+    // Every id of the order is an object's or a tombstone's: the tombstones' set is the small one to ask.
+    while (this.head < order.length && this.removed.has(order[this.head])) this.head += 1;
   }
 
   /**

@@ -21,12 +21,27 @@ export function keptAfterDrop(count: number): number {
   return count - Math.floor(count / 16);
 }
 
+/**
+ * When each collection's oldest entry was made (ms on the account clock), by its id: the check made
+ * after every event then reads neither the entry nor its time text while the oldest stays the same.
+ */
+const oldestMade = new WeakMap<Collection<{ id: string }>, { id: string; ms: number }>();
+
 /** Drop from the oldest end while the collection is over its count or its oldest entry is too old, up to the entry `keep` names. */
 function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (item: T) => string, cutoffMs: number, keep: string | undefined): void {
-  const count = collection.size > LIMITS.webhookHistoryEntries ? keptAfterDrop(LIMITS.webhookHistoryEntries) : LIMITS.webhookHistoryEntries;
+  const over = collection.size > LIMITS.webhookHistoryEntries;
+  if (!over) {
+    const known = oldestMade.get(collection);
+    if (known !== undefined && known.id === collection.oldestId() && known.ms >= cutoffMs) return;
+  }
+  const count = over ? keptAfterDrop(LIMITS.webhookHistoryEntries) : LIMITS.webhookHistoryEntries;
   for (let item = collection.oldest(); item; item = collection.oldest()) {
     if (item.id === keep) return;
-    if (collection.size <= count && Date.parse(time(item)) >= cutoffMs) return;
+    if (collection.size <= count) {
+      const ms = Date.parse(time(item));
+      oldestMade.set(collection, { id: item.id, ms });
+      if (ms >= cutoffMs) return;
+    }
     collection.remove(item.id);
   }
 }
