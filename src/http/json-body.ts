@@ -103,20 +103,10 @@ export function plainBodies(...kinds: PlainBody[]): BodyReader {
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
     const length = Number(lengthHeader);
     if (!Number.isSafeInteger(length) || length > kind.limitBytes || req.complete || kind.skip?.(req)) return false;
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let settled = false;
-    // Once: an aborted request may also end or fail after its 'aborted'.
-    const finish = (error?: Error) => {
-      if (settled) return;
-      settled = true;
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-      if (error) return done(error);
+    /** The body is all here: parse it and go on (or fail as body-parser would). */
+    const parse = (body: Buffer | null, received: number): void => {
       if (received !== length) return done(bodyError('request size did not match content length', 'request.size.invalid'));
-      let text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8');
+      let text = body ? body.toString('utf8') : '';
       // iconv-lite's UTF-8 decoder, which body-parser reads with, drops a leading byte-order mark.
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       const result = kind.parse(text);
@@ -125,17 +115,49 @@ export function plainBodies(...kinds: PlainBody[]): BodyReader {
       if (kind.json && req.res) exchange(req.res).requestText = text;
       done();
     };
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      chunks.push(chunk);
-    };
-    const onEnd = () => finish();
-    const onError = (error: Error) => finish(error);
-    const onAborted = () => finish(bodyError('request aborted', 'request.aborted'));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
+    // A small body usually comes in the same read as the headers: node's parser pushes it into the
+    // request just after the 'request' event, whose handlers (this one) run first. By the next
+    // microtask the body is then in the request's buffer (all Content-Length bytes of it, though
+    // the parser may not have marked the message complete yet: the parser delivers no more than
+    // that), and is taken in one read(), without turning the stream to flowing mode (four
+    // listeners, two turns of the event loop and the stream's bookkeeping). A body still on its
+    // way is read as it comes.
+    queueMicrotask(() => {
+      if (req.readableFlowing === null && req.readableLength === length) {
+        parse(length ? (req.read() as Buffer) : null, length);
+      } else {
+        readAsItComes(req, parse, done);
+      }
+    });
     return true;
   };
+}
+
+/** Read a body chunk by chunk as it arrives, then `parse` it; `done` with the error of a request aborted or failed. */
+function readAsItComes(req: Request, parse: (body: Buffer | null, received: number) => void, done: (error?: Error) => void): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let settled = false;
+  // Once: an aborted request may also end or fail after its 'aborted'.
+  const finish = (error?: Error) => {
+    if (settled) return;
+    settled = true;
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onError);
+    req.off('aborted', onAborted);
+    if (error) return done(error);
+    parse(chunks.length === 1 ? chunks[0] : chunks.length ? Buffer.concat(chunks, received) : null, received);
+  };
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    chunks.push(chunk);
+  };
+  const onEnd = () => finish();
+  const onError = (error: Error) => finish(error);
+  const onAborted = () => finish(bodyError('request aborted', 'request.aborted'));
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
+  req.on('aborted', onAborted);
 }
