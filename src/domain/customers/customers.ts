@@ -19,8 +19,6 @@ export type Customer = Schema<'Customer'> & { default_payment_method_id: string 
 /** The fields the API shows, in the document's order (a record from an older data file may hold more, or fewer). */
 const USER_VIEW_FIELDS = ['id', 'created_at', 'email', 'first_name', 'last_name', 'job_title', 'phone'] as const;
 const VIEW_FIELDS = ['id', 'created_at', 'status', ...CREATE_FIELDS, 'default_payment_method_id', 'customer_integration_id'] as const;
-/** What a new customer takes from its input (each null when not given). */
-const INPUT_FIELDS = [...CREATE_FIELDS, 'customer_integration_id'] as const;
 
 /** Users belong to one customer; the API view leaves the owner out. */
 export type CustomerUser = Schema<'CustomerUser'> & { customer_id: string };
@@ -54,14 +52,27 @@ function checkCustomerInput(account: Account, input: CustomerInput): void {
 
 export function createCustomer(deps: Deps, account: Account, input: CustomerInput): Customer {
   checkCustomerInput(account, input);
-  const now = account.clock.iso();
-  const customer = {
-    ...withNulls(input, INPUT_FIELDS),
+  // One literal, every field of the document in its order: the object holds them all itself (a
+  // spread of the input's fields and four more made a second object and kept the four apart, some
+  // 40 bytes more for each stored customer), and a field the document adds fails to compile here.
+  const customer: Customer = {
     id: account.newId('cus'),
-    created_at: now,
+    created_at: account.clock.iso(),
     status: 'active',
+    name: input.name ?? null,
+    legal_name: input.legal_name ?? null,
+    ein: input.ein ?? null,
+    street_address: input.street_address ?? null,
+    sub_premise: input.sub_premise ?? null,
+    city: input.city ?? null,
+    state: input.state ?? null,
+    postal_code: input.postal_code ?? null,
+    country: input.country ?? null,
+    email: input.email ?? null,
+    external_id: input.external_id ?? null,
     default_payment_method_id: null,
-  } as Customer;
+    customer_integration_id: input.customer_integration_id ?? null,
+  };
   customers(account).insert(customer);
   deps.events.record(account, 'customer_created', customer.id, customerEventData(customer));
   return customer;
