@@ -190,8 +190,6 @@ export class Collection<T extends { id: string }> {
 
   insert(item: T): T {
     const position = this.base + this.data.order.length;
-    // One lookup of the new id, not two: the size tells whether it was known (a duplicate is a bug
-    // of the caller; its old position is found again the slow way before refusing it).
     // A duplicate is a bug of the caller: ids are never reused, tombstones' included.
     if (this.data.items.has(item.id) || (this.removed.size && this.removed.has(item.id))) throw new Error(`duplicate id ${item.id} in ${this.name}`);
     this.positions?.set(item.id, position);
