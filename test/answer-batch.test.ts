@@ -5,10 +5,10 @@
 // (an error raised after the first was sent) cannot replace while it waits for its batch.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:http';
-import { connect } from 'node:net';
 import type { Response } from 'express';
 import { startSandbox, type RunningSandbox } from '../src/index.js';
 import { send } from '../src/http/router.js';
+import { answered, answers, rawConnection } from './raw-http.js';
 
 let running: RunningSandbox;
 let token: string;
@@ -16,12 +16,7 @@ let token: string;
 beforeAll(async () => {
   // No rate limit: the concurrent requests below come faster than a partner's limit allows.
   running = await startSandbox({ port: 0, logLevel: 'silent', realTimeTicks: false, seed: 'answer-batch', rateLimit: 0 });
-  const res = await fetch(`${running.url}/oauth/token`, {
-    method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'grant_type=client_credentials',
-  });
-  token = ((await res.json()) as { access_token: string }).access_token;
+  token = await running.token();
 });
 
 afterAll(async () => {
@@ -39,60 +34,23 @@ function request(method: string, path: string, body?: unknown, close = false): s
 
 /** A new connection the server reads: `send(bytes)` writes them in one write and resolves with everything read after, until it closes. */
 async function connection(): Promise<{ send(bytes: string): Promise<Buffer> }> {
-  const socket = connect(running.port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
+  const raw = await rawConnection(running.port);
   // One request answered first: the server has then accepted the connection and is reading it, so
   // what is written next reaches it together with what the other connections write.
-  await new Promise<void>((resolve) => {
-    let read = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      read = Buffer.concat([read, chunk]);
-      if (!answered(read)) return;
-      socket.off('data', onData);
-      resolve();
-    };
-    socket.on('data', onData);
-    socket.write('GET /_sandbox/health HTTP/1.1\r\nHost: sandbox\r\n\r\n');
-  });
+  raw.write('GET /_sandbox/health HTTP/1.1\r\nHost: sandbox\r\n\r\n');
+  await raw.readUntil(answered);
   return {
-    send: (bytes) => new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-      socket.on('end', () => resolve(Buffer.concat(chunks)));
-      socket.on('error', reject);
-      socket.write(bytes);
-    }),
+    send: (bytes) => {
+      raw.write(bytes);
+      return raw.readToClose();
+    },
   };
 }
 
 async function exchange(bytes: string): Promise<Buffer> {
-  return (await connection()).send(bytes);
-}
-
-/** Whether `bytes` hold one whole answer (its head and a body of its Content-Length). */
-function answered(bytes: Buffer): boolean {
-  const headEnd = bytes.indexOf('\r\n\r\n');
-  if (headEnd < 0) return false;
-  const length = Number(/\r\ncontent-length: (\d+)/i.exec(bytes.subarray(0, headEnd).toString('latin1'))?.[1] ?? 0);
-  return bytes.length >= headEnd + 4 + length;
-}
-
-/** The answers in a connection's bytes, in the order they came (each framed by its Content-Length). */
-function answers(bytes: Buffer): Array<{ status: number; body: unknown }> {
-  const found: Array<{ status: number; body: unknown }> = [];
-  let at = 0;
-  while (at < bytes.length) {
-    const headEnd = bytes.indexOf('\r\n\r\n', at);
-    const head = bytes.subarray(at, headEnd).toString('latin1');
-    const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
-    const body = bytes.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8');
-    found.push({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), body: body ? JSON.parse(body) : undefined });
-    at = headEnd + 4 + length;
-  }
-  return found;
+  const raw = await rawConnection(running.port);
+  raw.write(bytes);
+  return raw.readToClose();
 }
 
 describe('answers written together', () => {

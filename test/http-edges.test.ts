@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
 import { setup, type TestSandbox } from './helpers.js';
+import { raw } from './raw-http.js';
 import { startSandbox, type RunningSandbox } from '../src/index.js';
 
 let sb: TestSandbox;
@@ -61,19 +62,6 @@ describe('malformed percent-encoding', () => {
     expect((await sb.as(token).get('/customers?company_name=caf%C3%A9+%25')).status).toBe(200);
   });
 });
-
-/** Send raw bytes to the server and read everything it answers until it closes the connection. */
-function raw(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk) => { answer += chunk; });
-    socket.on('end', () => resolve(answer));
-    socket.on('error', (error) => (answer ? resolve(answer) : reject(error)));
-    socket.write(bytes);
-  });
-}
 
 function parseAnswer(answer: string): { status: number; headers: string; body: unknown } {
   const [head, body] = answer.split('\r\n\r\n');

@@ -6,7 +6,7 @@ import express from 'express';
 import request from 'supertest';
 import { plainBodies, plainForm } from '../src/http/json-body.js';
 import { setup, type TestSandbox } from './helpers.js';
-import { connect } from 'node:net';
+import { answered, answers, raw, rawConnection } from './raw-http.js';
 import { startSandbox } from '../src/index.js';
 
 let sb: TestSandbox;
@@ -112,72 +112,35 @@ describe('the plain form body fast path', () => {
 });
 
 describe('when the body comes', () => {
-  /** One raw HTTP/1.1 connection to a listening sandbox; `next()` resolves with the next bytes the server writes. */
-  async function rawConnection(port: number) {
-    const socket = connect(port, '127.0.0.1');
-    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    let read = '';
-    let waiting: { until: (text: string) => boolean; resolve: (text: string) => void } | undefined;
-    const check = () => {
-      if (!waiting?.until(read)) return;
-      const { resolve } = waiting;
-      waiting = undefined;
-      resolve(read);
-      read = '';
-    };
-    socket.on('data', (chunk: Buffer) => {
-      read += chunk.toString('utf8');
-      check();
-    });
-    return {
-      write: (bytes: string) => socket.write(bytes),
-      /** What the server wrote since the last call, once `until` holds for it (one reader at a time). */
-      readUntil: (until: (text: string) => boolean) => new Promise<string>((resolve) => {
-        waiting = { until, resolve };
-        check();
-      }),
-      end: () => socket.end(),
-    };
-  }
-
   it('reads a body sent after the server took the head (Expect: 100-continue), in two writes, and bodies pipelined behind heads', async () => {
     const running = await startSandbox({ port: 0, logLevel: 'silent', seed: 'json-body-late', rateLimit: 0 });
     try {
-      const bearer = ((await (await fetch(`${running.url}/oauth/token`, {
-        method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'grant_type=client_credentials',
-      })).json()) as { access_token: string }).access_token;
+      const bearer = await running.token();
       const head = (body: string, extra: string[] = []) => [
         'POST /customers HTTP/1.1', 'Host: sandbox', `Authorization: Bearer ${bearer}`, 'Content-Type: application/json',
         `Content-Length: ${Buffer.byteLength(body)}`, ...extra, '', '',
       ].join('\r\n');
-      const complete = (text: string) => /\r\n\r\n\{.*\}$/s.test(text);
 
       // The server answers 100 Continue once it has read the head: the body reader has then found
       // no body yet, and must read it as it comes.
       const late = await rawConnection(running.port);
       const body = JSON.stringify({ name: 'Late Société', email: 'late@acme.test' });
       late.write(head(body, ['Expect: 100-continue']));
-      expect(await late.readUntil((text) => text.includes('\r\n\r\n'))).toMatch(/^HTTP\/1\.1 100 Continue/);
+      expect((await late.readUntil(answered)).toString('latin1')).toMatch(/^HTTP\/1\.1 100 Continue/);
       late.write(body.slice(0, 9));
       late.write(body.slice(9));
-      const answer = await late.readUntil(complete);
-      expect(answer).toMatch(/^HTTP\/1\.1 201 /);
-      const made = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { id: string; name: string };
-      expect(made.name).toBe('Late Société');
+      const [made] = answers(await late.readUntil(answered));
+      expect(made).toMatchObject({ status: 201, body: { name: 'Late Société', email: 'late@acme.test' } });
+      late.end();
 
       // Two requests with bodies in one write: each body goes with its own head.
-      const both = await rawConnection(running.port);
       const first = JSON.stringify({ name: 'First' });
       const second = JSON.stringify({ name: 'Second', email: 'second@acme.test' });
-      both.write(head(first) + first + head(second) + second);
-      const answers = await both.readUntil((text) => (text.match(/\r\n\r\n\{/g) ?? []).length === 2 && text.endsWith('}'));
-      expect([...answers.matchAll(/"name":"(\w+)"/g)].map((m) => m[1])).toEqual(['First', 'Second']);
-      late.end();
-      both.end();
+      const both = answers(Buffer.from(await raw(running.port, head(first) + first + head(second, ['Connection: close']) + second)));
+      expect(both.map((answer) => [answer.status, (answer.body as { name: string }).name])).toEqual([[201, 'First'], [201, 'Second']]);
 
-      const stored = await (await fetch(`${running.url}/customers/${made.id}`, { headers: { authorization: `Bearer ${bearer}` } })).json() as { name: string; email: string };
+      const { id } = made.body as { id: string };
+      const stored = await (await fetch(`${running.url}/customers/${id}`, { headers: { authorization: `Bearer ${bearer}` } })).json() as { name: string; email: string };
       expect(stored).toMatchObject({ name: 'Late Société', email: 'late@acme.test' });
       const listed = await (await fetch(`${running.url}/customers`, { headers: { authorization: `Bearer ${bearer}` } })).json() as { data: Array<{ name: string }> };
       expect(listed.data.map((c) => c.name)).toEqual(['Second', 'First', 'Late Société']);

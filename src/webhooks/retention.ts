@@ -1,8 +1,9 @@
 // Owns the retention of the webhook history: settled deliveries (GET /webhooks/events), the event log
 // and the delivery attempts (GET /_sandbox/webhooks/deliveries) keep at most
 // LIMITS.webhookHistoryEntries each and nothing older than LIMITS.webhookHistoryDays on the account
-// clock, oldest dropped first (past the count, in batches: see keptAfterDrop). A queued delivery (pending, or failed and awaiting a retry) and the
-// event it carries are never dropped: pruning stops at the head of the queue.
+// clock, oldest dropped first (past the count, in batches: see keptAfterDrop). A queued delivery
+// (pending, or failed and awaiting a retry) and the event it carries are never dropped: pruning
+// stops at the head of the queue.
 import { eventLog } from '../events/events.js';
 import { LIMITS } from '../limits.js';
 import { DAY_MS } from '../clock/durations.js';
