@@ -4,7 +4,7 @@
 // bookkeeping, not visible through HTTP, so tested on the class.
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../src/errors.js';
-import { Collection, type CollectionData } from '../src/store/collection.js';
+import { Collection, type CollectionChange, type CollectionData } from '../src/store/collection.js';
 import { UnitOfWork } from '../src/store/unit-of-work.js';
 import { createRandom } from '../src/random.js';
 
@@ -15,6 +15,9 @@ function make(data: CollectionData<Item> = { items: new Map(), order: [] }) {
 }
 
 const item = (n: number, kind = n % 2 ? 'odd' : 'even'): Item => ({ id: `t_${n}`, kind });
+/** What an index walk must give: the stored objects holding `kind`, newest first. */
+const expected = (c: Collection<Item>, kind: string) => [...c.values()].filter((t) => t.kind === kind).map((t) => t.id).reverse();
+const walked = (c: Collection<Item>, kind: string) => c.page({ limit: 100, where: { field: 'kind', value: kind } }).data.map((t) => t.id);
 
 describe('collection tombstones', () => {
   it('clears tombstones at the oldest end while the newest-first walk and cursors keep working', () => {
@@ -76,10 +79,54 @@ describe('collection tombstones', () => {
   });
 });
 
+describe('collection drops from the oldest end', () => {
+  it('drops the oldest in one pass: each reported as a remove, then one trim; passes over tombstones, stops at the object named', () => {
+    const changes: CollectionChange[] = [];
+    const data: CollectionData<Item> = { items: new Map(), order: [] };
+    const c = new Collection<Item>('things', data, (change) => changes.push(change)).indexBy('kind');
+    for (let n = 0; n < 20; n++) c.insert(item(n, n < 10 ? `entity_${n}` : 'late'));
+    const cursor = c.page({ limit: 5 }).end_cursor!;
+    c.remove('t_2');
+    changes.length = 0;
+    // Five go (t_0, t_1, t_3, t_4, t_5), t_2's tombstone is cut with them.
+    expect(c.dropOldest(5)).toBe(5);
+    expect(changes).toEqual([...[0, 1, 3, 4, 5].map((n) => ({ kind: 'remove', id: `t_${n}` })), { kind: 'trim', base: 6 }]);
+    expect(data.order[0]).toBe('t_6');
+    expect(data.items.has('t_5')).toBe(false);
+    expect(c.size).toBe(14);
+    expect(c.oldestId()).toBe('t_6');
+    // The index no longer lists them; a value still held stays; a cursor made before still works.
+    expect(walked(c, 'entity_5')).toEqual([]);
+    expect(walked(c, 'entity_6')).toEqual(['t_6']);
+    expect(c.page({ limit: 3, after: cursor }).data.map((t) => t.id)).toEqual(['t_14', 't_13', 't_12']);
+    // It stops before the object named, which stays with everything after it.
+    expect(c.dropOldest(10, 't_8')).toBe(2);
+    expect(c.oldestId()).toBe('t_8');
+    expect(c.dropOldest(3, 't_8')).toBe(0);
+    // More than there are: all go.
+    expect(c.dropOldest(100)).toBe(12);
+    expect(c.size).toBe(0);
+    expect(data.order).toEqual([]);
+    c.insert(item(20, 'late'));
+    expect(walked(c, 'late')).toEqual(['t_20']);
+  });
+
+  it('inside a unit of work, a rollback puts the dropped objects back where they were', () => {
+    let unit: UnitOfWork | undefined;
+    const data: CollectionData<Item> = { items: new Map(), order: [] };
+    const c = new Collection<Item>('things', data, () => undefined, () => unit).indexBy('kind');
+    for (let n = 0; n < 6; n++) c.insert(item(n));
+    unit = new UnitOfWork();
+    expect(c.dropOldest(4, 't_3')).toBe(3);
+    expect(c.oldestId()).toBe('t_3');
+    unit.rollback();
+    unit = undefined;
+    expect([...c.values()].map((t) => t.id)).toEqual(['t_0', 't_1', 't_2', 't_3', 't_4', 't_5']);
+    expect(walked(c, 'even')).toEqual(['t_4', 't_2', 't_0']);
+  });
+});
+
 describe('collection secondary indexes', () => {
-  /** What an index walk must give: the stored objects holding `kind`, newest first. */
-  const expected = (c: Collection<Item>, kind: string) => [...c.values()].filter((t) => t.kind === kind).map((t) => t.id).reverse();
-  const walked = (c: Collection<Item>, kind: string) => c.page({ limit: 100, where: { field: 'kind', value: kind } }).data.map((t) => t.id);
 
   it('walks the same objects whether a value is held by one object or by many, through inserts, moves, removes and rollbacks', () => {
     let unit: UnitOfWork | undefined;

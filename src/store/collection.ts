@@ -2,7 +2,8 @@
 // secondary indexes, and cursor pagination. Reads and writes cost O(1); a page costs O(limit)
 // plus the objects a filter skips, never a copy of the whole collection. Deleted objects leave
 // tombstones that are cleared in amortised O(1): from the oldest end as retention drops history,
-// and by a compaction once the ones in the middle outnumber the objects.
+// and by a compaction once the ones in the middle outnumber the objects. A retention's batch
+// (dropOldest) leaves none: the order is cut before the new oldest at once.
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import type { ColdTexts } from './cold-item.js';
@@ -164,6 +165,41 @@ export class Collection<T extends { id: string }> {
   oldest(): T | undefined {
     const id = this.data.order[this.head];
     return id === undefined ? undefined : this.get(id);
+  }
+
+  /**
+   * Remove the `count` oldest objects, or fewer when the object `stopAt` names comes first (it stays,
+   * with everything after it); answers how many went. Each is reported as a remove, and the order is
+   * cut before the new oldest at once (a trim): no tombstone is kept for them, and each costs one
+   * delete from the map, where a remove() reads the object first and keeps its id until a later trim.
+   * For a retention's drops, which run once a write has committed; inside a unit of work each goes
+   * through remove(), so that a rollback can put it back.
+   */
+  dropOldest(count: number, stopAt?: string): number {
+    let dropped = 0;
+    if (this.work()) {
+      for (let id = this.oldestId(); id !== undefined && id !== stopAt && dropped < count; id = this.oldestId()) {
+        this.remove(id);
+        dropped += 1;
+      }
+      return dropped;
+    }
+    const { order, items } = this.data;
+    const from = this.head;
+    let at = from;
+    while (dropped < count && at < order.length && order[at] !== stopAt) {
+      const id = order[at++];
+      // Tombstones among them are passed over (and cut with them).
+      if (!items.delete(id)) continue;
+      dropped += 1;
+      this.onChange({ kind: 'remove', id });
+    }
+    if (at === from) return 0;
+    this.live -= dropped;
+    this.head = at;
+    this.advanceHead();
+    this.trimHead();
+    return dropped;
   }
 
   get(id: string): T | undefined {
@@ -333,31 +369,7 @@ export class Collection<T extends { id: string }> {
    */
   private clearTombstones(): void {
     const { order } = this.data;
-    if (this.head >= TRIM_MIN && this.head * 8 >= order.length) {
-      for (const id of order.splice(0, this.head)) {
-        this.positions?.delete(id);
-        this.removed.delete(id);
-      }
-      this.data.base = this.base + this.head;
-      this.head = 0;
-      const base = this.base;
-      // Every key of every index is visited (an event log's entity index has one per object), so
-      // the visit allocates nothing: no entry arrays (forEach), and lowerBound reads the list itself.
-      for (const index of this.indexes.values()) {
-        index.forEach((entry, key) => {
-          if (typeof entry === 'number') {
-            if (entry < base) index.delete(key);
-            return;
-          }
-          const cut = lowerBound(entry, base);
-          if (!cut) return;
-          entry.splice(0, cut);
-          // Setting or deleting the key being visited does not disturb forEach's walk.
-          storeShrunk(index, key, entry);
-        });
-      }
-      this.onChange({ kind: 'trim', base });
-    }
+    if (this.head >= TRIM_MIN && this.head * 8 >= order.length) this.trimHead();
     const middle = order.length - this.head - this.live;
     if (middle >= COMPACT_MIN && middle > this.live) {
       const kept = order.filter((id) => this.data.items.has(id));
@@ -371,6 +383,33 @@ export class Collection<T extends { id: string }> {
       for (const field of [...this.indexes.keys()]) this.indexBy(field as keyof T & string);
       this.onChange({ kind: 'compact', epoch: this.data.epoch, order: kept });
     }
+  }
+
+  /** Cut the order before the head (tombstones, or objects just dropped): `base` keeps positions absolute. */
+  private trimHead(): void {
+    for (const id of this.data.order.splice(0, this.head)) {
+      this.positions?.delete(id);
+      this.removed.delete(id);
+    }
+    this.data.base = this.base + this.head;
+    this.head = 0;
+    const base = this.base;
+    // Every key of every index is visited (an event log's entity index has one per object), so
+    // the visit allocates nothing: no entry arrays (forEach), and lowerBound reads the list itself.
+    for (const index of this.indexes.values()) {
+      index.forEach((entry, key) => {
+        if (typeof entry === 'number') {
+          if (entry < base) index.delete(key);
+          return;
+        }
+        const cut = lowerBound(entry, base);
+        if (!cut) return;
+        entry.splice(0, cut);
+        // Setting or deleting the key being visited does not disturb forEach's walk.
+        storeShrunk(index, key, entry);
+      });
+    }
+    this.onChange({ kind: 'trim', base });
   }
 
   /** The newest stored object whose indexed `field` is `value` (a unique field: an external id, a number). */

@@ -30,21 +30,24 @@ const oldestMade = new WeakMap<Collection<{ id: string }>, { id: string; ms: num
 
 /** Drop from the oldest end while the collection is over its count or its oldest entry is too old, up to the entry `keep` names. */
 function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (item: T) => string, cutoffMs: number, keep: string | undefined): void {
-  const over = collection.size > LIMITS.webhookHistoryEntries;
-  if (!over) {
+  if (collection.size > LIMITS.webhookHistoryEntries) {
+    collection.dropOldest(collection.size - keptAfterDrop(LIMITS.webhookHistoryEntries), keep);
+  } else {
     const known = oldestMade.get(collection);
     if (known !== undefined && known.id === collection.oldestId() && known.ms >= cutoffMs) return;
   }
-  const count = over ? keptAfterDrop(LIMITS.webhookHistoryEntries) : LIMITS.webhookHistoryEntries;
-  for (let item = collection.oldest(); item; item = collection.oldest()) {
-    if (item.id === keep) return;
-    if (collection.size <= count) {
-      const ms = Date.parse(time(item));
+  // Then by age, counted first and dropped in one pass (many at once after a clock moved on).
+  let tooOld = 0;
+  for (const item of collection.values()) {
+    if (item.id === keep) break;
+    const ms = Date.parse(time(item));
+    if (ms >= cutoffMs) {
       oldestMade.set(collection, { id: item.id, ms });
-      if (ms >= cutoffMs) return;
+      break;
     }
-    collection.remove(item.id);
+    tooOld += 1;
   }
+  if (tooOld) collection.dropOldest(tooOld, keep);
 }
 
 // Module-level, not per call: the retention runs after every write that records an event.
