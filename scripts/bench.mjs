@@ -5,7 +5,8 @@
 // own latency (autocannon's histogram counts whole milliseconds). Ratios are of the
 // medians over the rounds: on a shared machine a burst of other work slows one run, not the row.
 // The sandbox's rows compared with each other (POST / GET, GET at 100k / 1k, --data at 1M / 1k) are
-// the median of each round's own ratio: in a round the two rows ran one right after the other.
+// the median of each round's own ratio: in a round the two rows ran one right after the other (the
+// side-by-side ones in interleaved slices: five of 2 s each, every other pass reversed).
 // The sandbox's POSTs go to a twin of its 1k-customer process, so the GET rows keep their store size. Then: GET at 1k and 100k stored customers, POST /customers on
 // the real CLI with --data at 1k and 1M stored customers, cold start of `node dist/cli.js` to the first
 // 200 on health (with the pages it first touched, against bare node's, and their price here), idle
@@ -16,7 +17,7 @@
 //     --check  exit 1 when a goal of issue 11 is missed (without it the goals are only reported)
 //     --quick  3-second runs, one round, smaller stores: a smoke run, not a measurement
 //     --only   measure only these sections (--http-only: the side-by-side rows alone, as JSON)
-//   BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_SIZES ("1000,100000"), BENCH_DATA_SIZES ("1000,1000000"),
+//   BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_SLICES (5: the sandbox's side-by-side rows), BENCH_SIZES ("1000,100000"), BENCH_DATA_SIZES ("1000,1000000"),
 //   BENCH_DATA_WARMUP (20 s of writes before each --data measurement), BENCH_DATA_DIR (keep the seeded
 //   data files there and reuse them: seeding a million customers takes minutes), BENCH_WEBHOOKS (5000).
 // Linux only (CPU and RSS come from /proc). Bounded: about 13 minutes with the defaults (a third of it
@@ -32,7 +33,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startCli, token as cliToken } from './lib/data-cli.mjs';
-import { inRoundOrder, median, paired, percentile } from './bench/stats.mjs';
+import { combined, inRoundOrder, median, paired, sliceOrder } from './bench/stats.mjs';
 import { nodeCheck } from './bench/node-check.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -45,6 +46,8 @@ const HTTP_ONLY = argv.includes('--http-only');
 const SECTIONS = new Set(HTTP_ONLY ? ['http'] : argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : ['http', 'data', 'start', 'webhooks']);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 10));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
+/** The sandbox's rows of a round run as this many interleaved slices of BENCH_SECONDS / SLICES each. */
+const SLICES = Number(process.env.BENCH_SLICES ?? (QUICK ? 3 : 5));
 const SIZES = (process.env.BENCH_SIZES ?? (QUICK ? '1000,10000' : '1000,100000')).split(',').map(Number);
 const DATA_SIZES = (process.env.BENCH_DATA_SIZES ?? (QUICK ? '1000,10000' : '1000,1000000')).split(',').map(Number);
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? (QUICK ? 1000 : 5000));
@@ -152,24 +155,20 @@ function cannon(options, seconds = SECONDS, onResponse = undefined) {
 }
 
 /**
- * One autocannon run against a target: req/s, p99, CPU us per request of the target's process. The
- * p99 is worked out from every answer's own latency: autocannon's histogram counts whole
- * milliseconds, too coarse for the `--data` goal's ratio of two p99s of some 7-10 ms.
+ * One autocannon run against a target, as counted: its seconds, the 2xx answers and their own
+ * latencies (autocannon's histogram counts whole milliseconds, too coarse for the `--data` goal's
+ * ratio of two p99s of some 7-10 ms), the others, and the CPU seconds of the target's process.
  */
-async function measure(target, options, seconds = SECONDS) {
+async function counted(target, options, seconds = SECONDS) {
   const latencies = [];
   const before = cpuSeconds(target.pid);
   const result = await cannon(options, seconds, (ms) => latencies.push(ms));
   const cpu = cpuSeconds(target.pid) - before;
-  const good = result['2xx'];
-  return {
-    rps: result.requests.average,
-    p99: percentile(latencies, 0.99),
-    cpuUs: good ? (cpu * 1e6) / good : NaN,
-    answered: good,
-    bad: result.non2xx + result.errors + result.timeouts,
-  };
+  return { seconds: result.duration, answered: result['2xx'], bad: result.non2xx + result.errors + result.timeouts, cpu, latencies };
 }
+
+/** One run's figures: req/s, p99, CPU us per request of the target's process (see combined). */
+const measure = async (target, options, seconds = SECONDS) => combined([await counted(target, options, seconds)]);
 
 async function accessToken(port) {
   const res = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
@@ -243,13 +242,23 @@ async function sideBySide() {
   log('warm-up');
   for (const { target, cases } of targets) for (const options of Object.values(cases)) await cannon(options, QUICK ? 1 : 3);
 
+  const report = (round, row, m, how = '') => {
+    log(`round ${round} ${row.kind} ${row.key}: ${Math.round(m.rps)} req/s, p99 ${m.p99.toFixed(1)} ms, ${Math.round(m.cpuUs)} us/req${m.bad ? `, ${m.bad} not 2xx` : ''}${how}`);
+    keep(`${row.kind} ${row.key}`, m);
+  };
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const { key, target, cases } of inRoundOrder(targets, round)) {
-      for (const kind of round % 2 ? ['get', 'post'] : ['post', 'get']) {
-        if (!cases[kind]) continue;
-        const m = await measure(target, cases[kind]);
-        log(`round ${round} ${kind} ${key}: ${Math.round(m.rps)} req/s, p99 ${m.p99.toFixed(1)} ms, ${Math.round(m.cpuUs)} us/req${m.bad ? `, ${m.bad} not 2xx` : ''}`);
-        keep(`${kind} ${key}`, m);
+    const rows = inRoundOrder(targets, round).flatMap(({ key, target, cases }) =>
+      (round % 2 ? ['get', 'post'] : ['post', 'get']).filter((kind) => cases[kind]).map((kind) => ({ key, target, kind, options: cases[kind] })));
+    // The sandbox's rows are compared with each other (POST / GET, GET at 100k / 1k): they run in
+    // interleaved slices, so that the machine's drift within the round falls on each of them alike.
+    const sliced = rows.filter((row) => row.key.startsWith('sandbox@'));
+    for (const row of rows) {
+      if (!sliced.includes(row)) {
+        report(round, row, await measure(row.target, row.options));
+      } else if (row === sliced[0]) {
+        const runs = new Map(sliced.map((r) => [r, []]));
+        for (const r of sliceOrder(sliced, SLICES)) runs.get(r).push(await counted(r.target, r.options, SECONDS / SLICES));
+        for (const r of sliced) report(round, r, combined(runs.get(r)), ` (${SLICES} slices of ${fmt(SECONDS / SLICES, 1)} s, interleaved)`);
       }
     }
   }
@@ -525,7 +534,7 @@ const goals = [
 row('measure', 'value', 'goal', 'verdict');
 row('---', '---', '---', '---');
 for (const [name, value, target, verdict] of goals) row(name, value, target, verdict);
-lines.push('', `${new Date().toISOString().slice(0, 10)}, node ${process.version}${nodeNote}, ${cpus().length} cores, load average ${loadBefore} before and ${load()} after; ${SECONDS} s per run, ${ROUNDS} interleaved round(s) (ratios of medians; the sandbox's rows against each other: the median of each round's own ratio), autocannon -c ${CONNECTIONS} (-c ${DATA_CONNECTIONS} for --data, after ${DATA_WARMUP} s of writes).`);
+lines.push('', `${new Date().toISOString().slice(0, 10)}, node ${process.version}${nodeNote}, ${cpus().length} cores, load average ${loadBefore} before and ${load()} after; ${SECONDS} s per run, ${ROUNDS} interleaved round(s) (ratios of medians; the sandbox's rows against each other: the median of each round's own ratio; its side-by-side rows in ${SLICES} interleaved slices a round), autocannon -c ${CONNECTIONS} (-c ${DATA_CONNECTIONS} for --data, after ${DATA_WARMUP} s of writes).`);
 console.log(lines.join('\n'));
 
 const missed = goals.filter((g) => g[3] === '**missed**');

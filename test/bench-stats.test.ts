@@ -1,14 +1,42 @@
 // The bench's arithmetic (scripts/bench/stats.mjs), which every verdict of `npm run bench` comes from:
 // the median of the rounds, the nearest-rank p99 of the answers' own latencies, the reversed order of
-// every other round, and the sandbox's rows paired round by round. The paired figures are those of a
+// every other round, the order and sum of the sandbox's interleaved slices, and the sandbox's rows
+// paired round by round. The paired figures are those of a
 // real run (2026-11-27 11:31, POST / GET at 1,000 customers), as the bench printed them. And its
 // check of the Node it runs on against the package's engines (scripts/bench/node-check.mjs).
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { inRoundOrder, median, paired, percentile } from '../scripts/bench/stats.mjs';
+import { combined, inRoundOrder, median, paired, percentile, sliceOrder } from '../scripts/bench/stats.mjs';
 import { nodeCheck } from '../scripts/bench/node-check.mjs';
 
 describe('bench arithmetic', () => {
+  it('interleaves the slices, every other pass reversed: each row gets as many, and a steady drift falls on all alike', () => {
+    expect(sliceOrder(['get@100k', 'get@1k', 'post@1k'], 4)).toEqual([
+      'get@100k', 'get@1k', 'post@1k', 'post@1k', 'get@1k', 'get@100k',
+      'get@100k', 'get@1k', 'post@1k', 'post@1k', 'get@1k', 'get@100k',
+    ]);
+    // A machine slowing by 1 us a slice: each row's mean slice position, so its share of the drift, is the same.
+    const order = sliceOrder(['a', 'b', 'c'], 4);
+    const meanAt = (row: string) => order.reduce((sum, r, i) => sum + (r === row ? i : 0), 0) / 4;
+    expect(new Set(['a', 'b', 'c'].map(meanAt))).toEqual(new Set([5.5]));
+    expect(sliceOrder(['a'], 3)).toEqual(['a', 'a', 'a']);
+  });
+
+  it('sums the slices of a row: answers over the time measured, CPU per answer, p99 of every answer, errors counted', () => {
+    const slices = [
+      { seconds: 2, answered: 30_000, bad: 0, cpu: 1.2, latencies: [1, 2, 3] },
+      { seconds: 2.02, answered: 20_000, bad: 3, cpu: 1.3, latencies: [9, 4] },
+    ];
+    const row = combined(slices);
+    expect(row.rps).toBeCloseTo(50_000 / 4.02, 6);
+    expect(row.cpuUs).toBeCloseTo(50, 6);
+    expect(row.p99).toBe(9);
+    expect(row).toMatchObject({ answered: 50_000, bad: 3 });
+    // One slice: its own figures.
+    expect(combined([slices[0]])).toMatchObject({ rps: 15_000, cpuUs: 40, p99: 3 });
+    expect(combined([]).rps).toBeNaN();
+  });
+
   it('takes the middle value, or the mean of the two middle ones, without reordering its input', () => {
     const rounds = [143, 103, 111];
     expect(median(rounds)).toBe(111);

@@ -148,4 +148,38 @@ describe('when the body comes', () => {
       await running.close();
     }
   });
+
+  it('stores nothing from a body cut off mid-way, answers 400 on that connection, and goes on answering', async () => {
+    const running = await startSandbox({ port: 0, logLevel: 'silent', seed: 'json-body-cut', rateLimit: 0 });
+    try {
+      const bearer = await running.token();
+      const body = JSON.stringify({ name: 'Cut Off', email: 'cut@acme.test' });
+      // Read as it comes in both: after 100 Continue, and with a first part already in the buffer.
+      for (const expectContinue of [true, false]) {
+        const cut = await rawConnection(running.port);
+        cut.write([
+          'POST /customers HTTP/1.1', 'Host: sandbox', `Authorization: Bearer ${bearer}`, 'Content-Type: application/json',
+          `Content-Length: ${Buffer.byteLength(body)}`, ...(expectContinue ? ['Expect: 100-continue'] : []), '', '',
+        ].join('\r\n'));
+        if (expectContinue) expect((await cut.readUntil(answered)).toString('latin1')).toMatch(/^HTTP\/1\.1 100 Continue/);
+        cut.write(body.slice(0, 10));
+        // The client gives up: its side closed with two thirds of the body unsent.
+        cut.end();
+        const [refused] = answers(await cut.readToClose());
+        expect(refused).toMatchObject({ status: 400, body: { code: 'bad_request', message: expect.any(String) } });
+      }
+      const headers = { authorization: `Bearer ${bearer}` };
+      const listed = await (await fetch(`${running.url}/customers`, { headers })).json() as { data: unknown[] };
+      expect(listed.data).toEqual([]);
+      // Never an API call: the journal holds the token request and the list, not the cut ones.
+      const journal = await (await fetch(`${running.url}/_sandbox/requests`, { headers })).json() as { data: Array<{ method: string; path: string }> };
+      expect(journal.data.map((entry) => `${entry.method} ${entry.path}`)).toEqual(['GET /customers', 'POST /oauth/token']);
+      // The same client's next create, whole, is stored.
+      const made = await fetch(`${running.url}/customers`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
+      expect(made.status).toBe(201);
+      expect((await (await fetch(`${running.url}/customers`, { headers })).json() as { data: Array<{ name: string }> }).data.map((c) => c.name)).toEqual(['Cut Off']);
+    } finally {
+      await running.close();
+    }
+  });
 });

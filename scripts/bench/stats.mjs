@@ -1,6 +1,6 @@
 // Owns the bench's arithmetic (scripts/bench.mjs): the middle of the rounds, the nearest-rank
-// percentile of the answers' latencies, the round order, and the sandbox's rows paired round by
-// round. Apart from the bench, which runs on import, so that test/bench-stats.test.ts can pin the
+// percentile of the answers' latencies, the round order, the order of the sandbox's interleaved
+// slices and the figures of a row made of several, and the sandbox's rows paired round by round. Apart from the bench, which runs on import, so that test/bench-stats.test.ts can pin the
 // figures the goals' verdicts come from.
 
 /** The middle value (the mean of the two middle ones for an even count); NaN for none. */
@@ -32,4 +32,42 @@ export function inRoundOrder(list, round) {
 export function paired(a, b) {
   const rounds = a.map((value, i) => value / b[i]).filter(Number.isFinite);
   return { value: median(rounds), rounds, ofMedians: median(a) / median(b) };
+}
+
+/**
+ * The order of `slices` passes over `rows`, every other pass reversed (A B C, C B A, A B C, ...):
+ * each row gets `slices` slices, and a drift of the machine's speed that is steady over the passes
+ * falls on every row alike instead of on the row that came last.
+ */
+export function sliceOrder(rows, slices) {
+  const order = [];
+  for (let pass = 0; pass < slices; pass++) order.push(...(pass % 2 ? [...rows].reverse() : rows));
+  return order;
+}
+
+/**
+ * One row's figures from its runs (a whole run, or the slices of one round): requests per second of
+ * the 2xx answers over the time measured, p99 of all their latencies, the target's CPU per answer.
+ * A run is { seconds, answered, bad, cpu (s), latencies (ms) }.
+ */
+export function combined(runs) {
+  let seconds = 0;
+  let answered = 0;
+  let bad = 0;
+  let cpu = 0;
+  const latencies = [];
+  for (const run of runs) {
+    seconds += run.seconds;
+    answered += run.answered;
+    bad += run.bad;
+    cpu += run.cpu;
+    for (const ms of run.latencies) latencies.push(ms);
+  }
+  return {
+    rps: seconds ? answered / seconds : Number.NaN,
+    p99: percentile(latencies, 0.99),
+    cpuUs: answered ? (cpu * 1e6) / answered : Number.NaN,
+    answered,
+    bad,
+  };
 }
