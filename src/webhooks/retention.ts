@@ -34,7 +34,7 @@ function dropOldest<T extends { id: string }>(collection: Collection<T>, time: (
     collection.dropOldest(collection.size - keptAfterDrop(LIMITS.webhookHistoryEntries), keep);
   } else {
     const known = oldestMade.get(collection);
-    if (known !== undefined && known.id === collection.oldestId() && known.ms >= cutoffMs) return;
+    if (!collection.size || (known !== undefined && known.id === collection.oldestId() && known.ms >= cutoffMs)) return;
   }
   // Then by age, counted first and dropped in one pass (many at once after a clock moved on).
   let tooOld = 0;

@@ -129,7 +129,10 @@ const NONE: readonly Subscription[] = Object.freeze([]);
 
 /** Active subscriptions of a topic, oldest first (walks the topic index only); one shared empty list when there are none (most events). */
 export function activeSubscriptions(account: Account, topic: string): readonly Subscription[] {
+  const all = subscriptions(account);
+  // Asked for every event recorded: an account with no subscriptions walks nothing.
+  if (!all.size) return NONE;
   let found: Subscription[] | undefined;
-  for (const sub of subscriptions(account).newest({ field: 'topic', value: topic })) if (sub.is_active) (found ??= []).push(sub);
+  for (const sub of all.newest({ field: 'topic', value: topic })) if (sub.is_active) (found ??= []).push(sub);
   return found ? found.reverse() : NONE;
 }
