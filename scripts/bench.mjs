@@ -232,12 +232,12 @@ async function sideBySide() {
   } });
   // Largest first: the smallest size's GETs come right next to the writer's POSTs (below).
   for (const [i, sandbox] of [...sandboxes.entries()].reverse()) {
-    targets.push({ key: `sandbox@${SIZES[i]}`, target: sandbox, cases: { get: sandboxCases(sandbox, await accessToken(sandbox.port)).get } });
+    targets.push({ key: `sandbox@${SIZES[i]}`, target: sandbox, compared: true, cases: { get: sandboxCases(sandbox, await accessToken(sandbox.port)).get } });
   }
   // Writes only at the smallest size: the rows at other sizes are about reads staying flat. Last in
   // the list, so in every round its POSTs run right after (or, in the reverse rounds, right before)
   // the GETs they are compared with: this machine's speed drifts over minutes, not over seconds.
-  targets.push({ key: `sandbox@${SIZES[0]}`, target: writer, cases: { post: sandboxCases(writer, await accessToken(writer.port)).post } });
+  targets.push({ key: `sandbox@${SIZES[0]}`, target: writer, compared: true, cases: { post: sandboxCases(writer, await accessToken(writer.port)).post } });
 
   log('warm-up');
   for (const { target, cases } of targets) for (const options of Object.values(cases)) await cannon(options, QUICK ? 1 : 3);
@@ -247,11 +247,11 @@ async function sideBySide() {
     keep(`${row.kind} ${row.key}`, m);
   };
   for (let round = 1; round <= ROUNDS; round++) {
-    const rows = inRoundOrder(targets, round).flatMap(({ key, target, cases }) =>
-      (round % 2 ? ['get', 'post'] : ['post', 'get']).filter((kind) => cases[kind]).map((kind) => ({ key, target, kind, options: cases[kind] })));
+    const rows = inRoundOrder(targets, round).flatMap(({ key, target, compared, cases }) =>
+      (round % 2 ? ['get', 'post'] : ['post', 'get']).filter((kind) => cases[kind]).map((kind) => ({ key, target, compared, kind, options: cases[kind] })));
     // The sandbox's rows are compared with each other (POST / GET, GET at 100k / 1k): they run in
     // interleaved slices, so that the machine's drift within the round falls on each of them alike.
-    const sliced = rows.filter((row) => row.key.startsWith('sandbox@'));
+    const sliced = rows.filter((row) => row.compared);
     for (const row of rows) {
       if (!sliced.includes(row)) {
         report(round, row, await measure(row.target, row.options));

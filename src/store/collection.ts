@@ -346,7 +346,7 @@ export class Collection<T extends { id: string }> {
     this.data.items = items;
   }
 
-  /** Every stored object, oldest first. For bulk work (reset, fixtures, export), never per request. */
+  /** Every stored object, oldest first, lazily: a walk that stops early reads only what it passed (a retention's age check). Walked whole only for bulk work (reset, fixtures, export), never per request. */
   *values(): IterableIterator<T> {
     const { order } = this.data;
     for (let i = this.head; i < order.length; i++) {
