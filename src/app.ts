@@ -79,7 +79,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   const full: SandboxConfig = { ...defaultConfig(), ...config };
   const realNow = overrides.realNow ?? Date.now;
   const log = overrides.logger ?? createLogger(full.logLevel);
-  const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow, flushDelayMs: full.flushDelayMs, compactMinBytes: full.compactMinBytes });
+  const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow, flushDelayMs: full.flushDelayMs, compactMinBytes: full.compactMinBytes, storageRetryMs: full.storageRetryMs });
   // Module state read from a data file must match what its module declares, or the start stops here.
   const problems = checkStoredState(store.allAccounts());
   if (problems.length) {
@@ -102,7 +102,8 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
     realNow,
     services: new ServiceRegistry(),
   };
-  store.events.on('writeFailed', (error) => log.error({ err: error, file: full.dataFile }, 'writing the data file failed'));
+  store.events.on('writeFailed', (error) => log.error({ err: error, file: full.dataFile }, 'writing the data file failed: the changes not in it were rolled back, and writes answer 503 storage_unavailable until it can be written again'));
+  store.events.on('writeResumed', () => log.warn({ file: full.dataFile }, 'the data file can be written again; writes resume'));
   // A full reset's first steps: the default partner and its keys again, and fresh rate limits
   // (features add theirs when installed, after these: fixtures load into the default partner).
   store.onResetAll(() => partners.ensureDefault(full.credentials));

@@ -36,6 +36,8 @@ export interface SandboxConfig {
   flushDelayMs: number;
   /** The data file's log is compacted into a new snapshot once larger than this and the snapshot (bytes; default 64 MB; tests make it small). */
   compactMinBytes?: number;
+  /** While the data file cannot be written, how often it is tried again (ms); also the Retry-After of the 503s. */
+  storageRetryMs: number;
   /** Size of each account's request journal ring. */
   journalSize: number;
   /** Life of access and checkout tokens in real seconds (`expires_in`); at least 1. */
@@ -71,6 +73,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     validateResponses: false,
     realTimeTicks: false,
     flushDelayMs: 50,
+    storageRetryMs: 2000,
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
     tokenTtl: positiveFrom(env.SANDBOX_TOKEN_TTL, DEFAULT_TOKEN_TTL_SECONDS, 'SANDBOX_TOKEN_TTL'),
   };

@@ -30,6 +30,11 @@ export const Errors = {
   routeNotFound: template(404, 'not_found', 'No such endpoint.'),
   conflict: template(409, 'invalid_state', 'The object is not in a state that allows this operation.'),
   idempotencyConflict: template(409, 'idempotency_key_reused', 'This idempotency key was already used with a different request body.'),
+  /**
+   * Work that resumed after an await (a scenario delay, an upload, a fetch) on an account that a reset
+   * or a restore replaced meanwhile: nothing was written, in either account.
+   */
+  accountReplaced: template(409, 'account_replaced', 'The account was reset or restored while this request was under way; nothing was written. Retry against the account as it is now.'),
   requestTimeout: template(408, 'request_timeout', 'The request did not arrive in time.'),
   payloadTooLarge: template(413, 'payload_too_large', 'The payload is larger than the limit.'),
   unsupportedMediaType: template(415, 'unsupported_media_type', 'The request body has a content type this operation does not accept.'),
@@ -49,6 +54,8 @@ export const Errors = {
   responseInvalid: template(500, 'response_validation_failed', 'The answer does not match the OpenAPI document.'),
   notImplemented: template(501, 'not_implemented', 'This operation is not implemented by the sandbox yet.'),
   serviceUnavailable: template(503, 'service_unavailable', 'The service is temporarily unavailable.'),
+  /** With --data: the data file cannot be written (a full disk, an I/O error); nothing was changed. */
+  storageUnavailable: template(503, 'storage_unavailable', 'The data file cannot be written, so nothing was changed. Retry after the Retry-After seconds.'),
 } as const;
 
 export interface ApiErrorDetail {

@@ -52,6 +52,11 @@ export const LIMITS = {
   clockLatest: '9999-12-31T23:59:59Z',
   /** Partners a server holds, the default one included (each has two accounts). Beyond: 422 on POST /_sandbox/partners. */
   partnersPerServer: 1_000,
+  /**
+   * API keys one partner holds, revoked ones included (they stay listed), both environments together.
+   * Beyond: 422 limit_reached on POST /_sandbox/partners/{id}/keys; a full reset removes them.
+   */
+  keysPerPartner: 100,
   /** Due jobs run by one clock advance before it stops (a runaway guard). */
   jobsPerRun: 100_000,
   /** Failed due jobs kept per account (GET /_sandbox/clock); the oldest dropped. */

@@ -135,7 +135,7 @@ describe('billing-sandbox CLI', () => {
     expect(run.line).toContain('client_id=sandbox_demo_client_id client_secret=sandbox_demo_client_secret');
     expect(Number(new URL(run.url).port)).toBeGreaterThan(0);
     const health = await fetch(`${run.url}/_sandbox/health`);
-    expect(await health.json()).toEqual({ status: 'ok', version: expect.any(String) });
+    expect(await health.json()).toEqual({ status: 'ok', version: expect.any(String), reason: null, since: null });
     const { token: access } = await token(run.url);
     const list = await fetch(`${run.url}/customers`, { headers: { Authorization: `Bearer ${access}` } });
     expect(list.status).toBe(200);

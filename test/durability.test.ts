@@ -1,6 +1,7 @@
 // The acknowledgement rule of --data, in process: a write's answer waits until its change is in the
 // file (a held file write holds the answer), reads never wait, concurrent writes share a file write,
-// and a failed file write answers 500 without acknowledging (the change is written by the next write).
+// and a failed file write answers 503 storage_unavailable, with the change rolled back (memory stays
+// what the file holds). The same against a real full disk: test/disk-full.test.ts.
 // The same rule against the real CLI and kill -9: test/cli.test.ts and `npm run crash-test`.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -87,22 +88,36 @@ describe('acknowledged writes with --data', () => {
     for (const r of answers) expect(onDisk()).toContain(r.body.id);
   });
 
-  it('answers 500 when the file cannot be written, without acknowledging; the next write carries the change', async () => {
-    const sb = await setup({ dataFile: file, flushDelayMs: 60_000 });
+  it('answers 503 storage_unavailable when the file cannot be written, rolls the change back, refuses writes until the file takes them, and serves reads meanwhile', async () => {
+    const sb = await setup({ dataFile: file, flushDelayMs: 60_000, storageRetryMs: 20 });
     const api = sb.as(await sb.token());
-    const restore = hookWrites(sb, async () => { throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }); });
-    const refused = await api.post('/customers', { name: 'Not acknowledged' });
-    expect(refused.status).toBe(500);
-    expect(refused.body).toEqual({
-      code: 'internal_error',
-      message: expect.stringContaining('could not be written to the data file, so it is not acknowledged'),
-      validation_errors: {},
+    const kept = (await api.post('/customers', { name: 'Before' }).expect(201)).body.id;
+    let failing = true;
+    hookWrites(sb, async (write) => {
+      if (failing) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      return write();
     });
+    const refused = await api.post('/customers', { name: 'Not acknowledged' });
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.body).toEqual({ code: 'storage_unavailable', message: expect.stringContaining('nothing was changed'), validation_errors: {} });
+    // Memory is what the file holds: the refused customer is nowhere, the earlier one is still served.
+    const listed = (await api.get('/customers').expect(200)).body.data.map((c: { name: string }) => c.name);
+    expect(listed).toEqual(['Before']);
+    expect((await api.get(`/customers/${kept}`)).status).toBe(200);
+    const health = (await sb.http.get('/_sandbox/health').expect(200)).body;
+    expect(health).toMatchObject({ status: 'degraded', reason: expect.stringContaining('ENOSPC') });
+    // Refused at the wall while the file cannot be written: nothing changes, and a duplicate is still a 400.
+    const again = await api.post('/customers', { name: 'Also refused' });
+    expect(again.status).toBe(503);
     expect(onDisk()).not.toContain('Not acknowledged');
-    restore();
-    const next = await api.post('/customers', { name: 'Acknowledged' });
-    expect(next.status).toBe(201);
-    expect(onDisk()).toContain('Not acknowledged');
-    expect(onDisk()).toContain(next.body.id);
+    failing = false;
+    for (let i = 0; i < 200 && (await sb.http.get('/_sandbox/health')).body.status !== 'ok'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await sb.http.get('/_sandbox/health')).body.status).toBe('ok');
+    // The retry the 503 asks for makes the customer once.
+    const retried = await api.post('/customers', { name: 'Not acknowledged' }).expect(201);
+    expect(onDisk()).toContain(retried.body.id);
+    const names = (await api.get('/customers').expect(200)).body.data.map((c: { name: string }) => c.name);
+    expect(names).toEqual(['Not acknowledged', 'Before']);
   });
 });

@@ -42,8 +42,7 @@ if (process.env.SANDBOX_VERIFY_DATA) {
   afterAll(async () => {
     for (const { deps, file } of verified.splice(0)) {
       // Whatever was noted but never waited for (state made by a read, say) is written too.
-      deps.store.changed();
-      await deps.store.flush();
+      await deps.store.compact();
       expect(comparable(await loadDataFile(file))).toEqual(comparable(deps.store.data));
     }
   });

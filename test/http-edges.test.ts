@@ -98,6 +98,6 @@ describe('requests Node refuses before express', () => {
     socket.destroy();
     const health = await fetch(`${running.url}/_sandbox/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', version: expect.any(String) });
+    expect(await health.json()).toEqual({ status: 'ok', version: expect.any(String), reason: null, since: null });
   });
 });

@@ -82,12 +82,14 @@ describe('idempotency keys written before keys expired', () => {
     expect((await a.api.post('/vendor-payments', body)).status).toBe(200);
     // Make the data an older version wrote: records without `at`, and no key log.
     const account = a.sb.deps.store.account('ptn_default', 'production');
-    const records = account.data.state.vendor_payment_idempotency as Record<string, { at?: number }>;
-    delete records.legacy.at;
-    delete account.data.state.vendor_payment_idempotency_log;
-    // Reported as module state reports itself, so the data file holds the old shape.
-    account.stateChanged('vendor_payment_idempotency');
-    account.stateChanged('vendor_payment_idempotency_log');
+    account.transaction(() => {
+      const records = account.data.state.vendor_payment_idempotency as Record<string, { at?: number }>;
+      delete records.legacy.at;
+      delete account.data.state.vendor_payment_idempotency_log;
+      // Reported as module state reports itself, so the data file holds the old shape.
+      account.stateChanged('vendor_payment_idempotency');
+      account.stateChanged('vendor_payment_idempotency_log');
+    });
     await a.sb.deps.store.flush();
     a.sb.deps.store.changed = () => undefined;
 

@@ -27,7 +27,7 @@ describe('startSandbox', () => {
   it('listens on a free loopback port and answers health, a token and an API call', async () => {
     expect(sb.port).toBeGreaterThan(0);
     expect(sb.url).toBe(`http://127.0.0.1:${sb.port}`);
-    expect(await call('GET', '/_sandbox/health')).toEqual({ status: 200, body: { status: 'ok', version: expect.any(String) } });
+    expect(await call('GET', '/_sandbox/health')).toEqual({ status: 200, body: { status: 'ok', version: expect.any(String), reason: null, since: null } });
     const token = await sb.token();
     const made = await call('POST', '/customers', token, { name: 'Acme Corp', external_id: 'acme-api-1' });
     expect(made.status).toBe(201);

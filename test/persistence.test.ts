@@ -63,13 +63,15 @@ describe('the data file, version 2', () => {
 
   it('keeps tombstones, trims and compactions of a collection, so cursors stay the same across a restart', async () => {
     const store = await Store.open({ file, seed: 'tomb', realNow: () => 0, compactMinBytes: 50_000 });
-    const things = store.account('ptn_x', 'production').collection<{ id: string; n: number }>('things');
-    for (let n = 0; n < 3000; n++) things.insert({ id: `t${n}`, n });
+    const account = store.account('ptn_x', 'production');
+    const things = account.collection<{ id: string; n: number }>('things');
+    account.transaction(() => { for (let n = 0; n < 3000; n++) things.insert({ id: `t${n}`, n }); });
     await store.flush();
-    // From the oldest end (a trim), then every other one in the middle (a compaction of the tombstones).
-    for (let n = 0; n < 200; n++) things.remove(`t${n}`);
-    for (let n = 201; n < 3000; n += 2) things.remove(`t${n}`);
-    things.update('t300', { n: -1 });
+    // From the oldest end (a trim), then every other one in the middle (a compaction of the tombstones),
+    // each its own unit of work (tombstones are cleared as each commits).
+    for (let n = 0; n < 200; n++) account.transaction(() => things.remove(`t${n}`));
+    for (let n = 201; n < 3000; n += 2) account.transaction(() => things.remove(`t${n}`));
+    account.transaction(() => things.update('t300', { n: -1 }));
     const page = things.page({ limit: 5 });
     const next = things.page({ limit: 5, after: page.end_cursor! });
     await store.close();
@@ -117,8 +119,10 @@ describe('the data file, version 2', () => {
     await api.post('/customers', { name: 'Kept' }).expect(201);
     // What a damaged or hand-edited file could hold: the webhook queue's retry counter as text.
     const account = sb.deps.store.account('ptn_default', 'production');
-    account.data.state.webhook_queue = { queue: [], paused: false, retry_count: 'three', job: null, in_flight: null };
-    account.stateChanged('webhook_queue');
+    account.transaction(() => {
+      account.data.state.webhook_queue = { queue: [], paused: false, retry_count: 'three', job: null, in_flight: null };
+      account.stateChanged('webhook_queue');
+    });
     await sb.deps.store.close();
     await expect(setup({ dataFile: file })).rejects.toThrow(/account ptn_default:production, state webhook_queue\/retry_count: must be integer/);
   });

@@ -168,11 +168,13 @@ describe('the account clock', () => {
       if (job.payload.label === 'b') sb.deps.scheduler.schedule(acc, 'test.note', acc.clock.nowMs() + 5_000, { label: 'b+5s' });
     });
     const t0 = account.clock.nowMs();
-    sb.deps.scheduler.schedule(account, 'test.note', t0 + 60_000, { label: 'c' });
-    sb.deps.scheduler.schedule(account, 'test.note', t0 + 10_000, { label: 'a' });
-    sb.deps.scheduler.schedule(account, 'test.note', t0 + 30_000, { label: 'b' });
-    sb.deps.scheduler.schedule(account, 'test.note', t0 + 600_000, { label: 'later' });
-    sb.deps.scheduler.schedule(demo, 'test.note', t0 + 1_000, { label: 'demo' });
+    account.transaction(() => {
+      sb.deps.scheduler.schedule(account, 'test.note', t0 + 60_000, { label: 'c' });
+      sb.deps.scheduler.schedule(account, 'test.note', t0 + 10_000, { label: 'a' });
+      sb.deps.scheduler.schedule(account, 'test.note', t0 + 30_000, { label: 'b' });
+      sb.deps.scheduler.schedule(account, 'test.note', t0 + 600_000, { label: 'later' });
+    });
+    demo.transaction(() => sb.deps.scheduler.schedule(demo, 'test.note', t0 + 1_000, { label: 'demo' }));
     const res = await sb.advance(120);
     expect(res.body.ran).toBe(4);
     const at = (s: number) => new Date(t0 + s * 1000).toISOString();
@@ -348,7 +350,7 @@ describe('the HTTP surface', () => {
   });
 
   it('answers health and records customer events in the account log', async () => {
-    expect((await sb.http.get('/_sandbox/health')).body).toEqual({ status: 'ok', version: expect.any(String) });
+    expect((await sb.http.get('/_sandbox/health')).body).toEqual({ status: 'ok', version: expect.any(String), reason: null, since: null });
     const { body } = await api.post('/customers', { name: 'Evented' });
     const events = [...eventLog(sb.deps.store.account('ptn_default', 'production')).values()];
     expect(events).toEqual([expect.objectContaining({ topic: 'customer_created', entity_id: body.id, idempotency_key: expect.any(String), timestamp: body.created_at })]);

@@ -26,7 +26,7 @@ beforeEach(async () => {
 });
 
 const t0 = () => sb.time.now;
-const note = (seconds: number, label: string, kind = 'test.note') => sb.deps.scheduler.schedule(account, kind, t0() + seconds * 1000, { label });
+const note = (seconds: number, label: string, kind = 'test.note') => account.transaction(() => sb.deps.scheduler.schedule(account, kind, t0() + seconds * 1000, { label }));
 const labels = (jobs: readonly JobData[]) => jobs.map((j) => j.payload.label);
 
 async function advance(seconds: number): Promise<number> {
@@ -52,7 +52,7 @@ describe('the scheduler', () => {
   it('answers the job it scheduled, with an id, the kind, the due time and the payload', () => {
     const job = note(60, 'x');
     expect(job).toEqual({ id: expect.stringMatching(/^job_/), kind: 'test.note', at: t0() + 60_000, payload: { label: 'x' } });
-    expect(sb.deps.scheduler.schedule(account, 'test.note', t0())).toMatchObject({ payload: {} });
+    expect(account.transaction(() => sb.deps.scheduler.schedule(account, 'test.note', t0()))).toMatchObject({ payload: {} });
   });
 
   it('refuses a kind registered twice', () => {
@@ -116,7 +116,7 @@ describe('the scheduler', () => {
       runs += 1;
       if (runs <= LIMITS.jobsPerRun) sb.deps.scheduler.schedule(acc, 'test.runaway', acc.clock.nowMs());
     });
-    sb.deps.scheduler.schedule(account, 'test.runaway', t0() + 1000);
+    account.transaction(() => sb.deps.scheduler.schedule(account, 'test.runaway', t0() + 1000));
     expect(await advance(10)).toBe(LIMITS.jobsPerRun);
     expect(sb.deps.scheduler.pending(account)).toHaveLength(1);
     expect((await sb.http.get('/_sandbox/clock')).body.offset_seconds).toBe(10);
@@ -128,8 +128,8 @@ describe('the scheduler', () => {
     note(10, 'keep');
     note(20, 'drop');
     note(30, 'drop');
-    expect(sb.deps.scheduler.cancel(account, (job) => job.payload.label === 'drop')).toBe(2);
-    expect(sb.deps.scheduler.cancel(account, (job) => job.payload.label === 'drop')).toBe(0);
+    expect(account.transaction(() => sb.deps.scheduler.cancel(account, (job) => job.payload.label === 'drop'))).toBe(2);
+    expect(account.transaction(() => sb.deps.scheduler.cancel(account, (job) => job.payload.label === 'drop'))).toBe(0);
     expect(labels(sb.deps.scheduler.pending(account))).toEqual(['keep']);
   });
 
@@ -308,12 +308,14 @@ describe('the scheduler with --data', () => {
     const store = await Store.open({ file, realNow });
     const scheduler = new Scheduler(store, sb.deps.log);
     const acc = store.account('ptn_default', 'production');
-    scheduler.schedule(acc, 'test.note', START + 10_000, { label: 'drop' });
-    scheduler.schedule(acc, 'test.note', START + 20_000, { label: 'keep' });
+    acc.transaction(() => {
+      scheduler.schedule(acc, 'test.note', START + 10_000, { label: 'drop' });
+      scheduler.schedule(acc, 'test.note', START + 20_000, { label: 'keep' });
+    });
     await store.flush();
-    expect(scheduler.cancel(acc, (job) => job.payload.label === 'nothing')).toBe(0);
+    expect(acc.transaction(() => scheduler.cancel(acc, (job) => job.payload.label === 'nothing'))).toBe(0);
     expect(store.pending).toBe(false);
-    expect(scheduler.cancel(acc, (job) => job.payload.label === 'drop')).toBe(1);
+    expect(acc.transaction(() => scheduler.cancel(acc, (job) => job.payload.label === 'drop'))).toBe(1);
     expect(store.pending).toBe(true);
     await store.close();
     const reopened = await Store.open({ file, realNow });

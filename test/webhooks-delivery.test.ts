@@ -397,7 +397,7 @@ describe('secrets a header cannot carry', () => {
     w = await webhookSandbox();
     const sub = await w.subscribe('customer_created', '/hooks', 'whsec_fine_1234');
     // What an older version could have stored: a secret with a character no header may carry.
-    subscriptions(w.account).update(sub.id, { secret_key: 'whsec_\u2713_1234' });
+    w.account.transaction(() => subscriptions(w.account).update(sub.id, { secret_key: 'whsec_\u2713_1234' }));
     await customer('Acme');
     await w.settle();
     const [attempt] = await attemptsLog();

@@ -358,7 +358,7 @@ describe('the queue after a restart with --data', () => {
     const behind = await customer(a, 'Behind');
     await gate.arrived;
     // Another feature's job (far off) waits too: only a send job counts as the queue's own.
-    a.sb.deps.scheduler.schedule(a.account, 'test.elsewhere', a.sb.time.now + 365 * 86_400_000);
+    a.account.transaction(() => a.sb.deps.scheduler.schedule(a.account, 'test.elsewhere', a.sb.time.now + 365 * 86_400_000));
     await die(a);
 
     const b = await instance();

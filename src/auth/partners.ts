@@ -1,12 +1,14 @@
 // Owns partners and their API keys: the default partner, creation, rename and revoke, and the
-// check of a client secret. Secrets are stored as SHA-256 digests and shown once, at creation.
+// check of a client secret. Secrets are stored as SHA-256 digests and shown once, at creation. Every
+// write is one unit of work on the store's globals (Store.globalTransaction), and the data file logs
+// only the partner or key that changed, never the whole table.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DefaultCredentials, Environment } from '../config.js';
 import { ENVIRONMENTS } from '../config.js';
 import { parseBasic } from './authorization-header.js';
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
-import type { Account, KeyRecord, PartnerRecord, Store } from '../store/store.js';
+import type { Account, KeyRecord, PartnerRecord, Store, StoreData } from '../store/store.js';
 
 export const DEFAULT_PARTNER_ID = 'ptn_default';
 
@@ -16,22 +18,26 @@ export interface IssuedKey {
 }
 
 export class Partners {
+  /** Keys per partner, for the cap: counted from the data it was made from (a reset or a reload makes new data). */
+  private readonly keysByPartner = new Map<string, number>();
+  private keysCounted: StoreData | undefined;
+
   constructor(private readonly store: Store, private readonly nowIso: () => string) {}
 
   /** Make sure the default partner and its two full-access keys exist (idempotent). */
   ensureDefault(credentials: DefaultCredentials): void {
-    const { partners } = this.store.data;
-    if (!partners[DEFAULT_PARTNER_ID]) {
-      partners[DEFAULT_PARTNER_ID] = { id: DEFAULT_PARTNER_ID, name: 'Default partner', rate_limit: null, created_at: this.nowIso() };
-    }
-    for (const environment of ENVIRONMENTS) {
-      const { client_id, client_secret } = credentials[environment];
-      const existing = this.store.data.keys[client_id];
-      if (!existing || existing.secret_sha256 !== digest(client_secret) || existing.revoked_at) {
-        this.store.data.keys[client_id] = this.keyRecord(DEFAULT_PARTNER_ID, environment, client_id, client_secret, 'Default key', null);
+    this.store.globalTransaction(() => {
+      if (!Object.hasOwn(this.store.data.partners, DEFAULT_PARTNER_ID)) {
+        this.store.putPartner({ id: DEFAULT_PARTNER_ID, name: 'Default partner', rate_limit: null, created_at: this.nowIso() });
       }
-    }
-    this.store.changed();
+      for (const environment of ENVIRONMENTS) {
+        const { client_id, client_secret } = credentials[environment];
+        const existing = this.find(client_id);
+        if (!existing || existing.secret_sha256 !== digest(client_secret) || existing.revoked_at) {
+          this.store.putKey(this.keyRecord(DEFAULT_PARTNER_ID, environment, client_id, client_secret, 'Default key', null));
+        }
+      }
+    });
   }
 
   /**
@@ -45,31 +51,44 @@ export class Partners {
   }
 
   createPartner(name: string | undefined, rateLimit: number | undefined): { partner: PartnerRecord; keys: Record<Environment, IssuedKey> } {
-    // Each partner brings two accounts: a server holds a bounded number (a reset empties it).
-    if (Object.keys(this.store.data.partners).length >= LIMITS.partnersPerServer) {
-      throw new ApiError(Errors.unprocessable, {
-        message: `The sandbox holds at most ${LIMITS.partnersPerServer} partners (the default one included); POST /_sandbox/reset without a token removes the others.`,
-      });
-    }
-    const id = `ptn_${randomBytes(8).toString('hex')}`;
-    const partner: PartnerRecord = { id, name: name ?? `Partner ${id.slice(4, 10)}`, rate_limit: rateLimit ?? null, created_at: this.nowIso() };
-    this.store.data.partners[id] = partner;
-    const keys = {
-      production: this.createKey(id, 'production', 'Default key', null),
-      demo: this.createKey(id, 'demo', 'Default key', null),
-    };
-    return { partner, keys };
+    return this.store.globalTransaction(() => {
+      // Each partner brings two accounts: a server holds a bounded number (a reset empties it).
+      if (Object.keys(this.store.data.partners).length >= LIMITS.partnersPerServer) {
+        throw new ApiError(Errors.unprocessable, {
+          message: `The sandbox holds at most ${LIMITS.partnersPerServer} partners (the default one included); POST /_sandbox/reset without a token removes the others.`,
+        });
+      }
+      const id = `ptn_${randomBytes(8).toString('hex')}`;
+      const partner: PartnerRecord = { id, name: name ?? `Partner ${id.slice(4, 10)}`, rate_limit: rateLimit ?? null, created_at: this.nowIso() };
+      this.store.putPartner(partner);
+      const keys = {
+        production: this.createKey(id, 'production', 'Default key', null),
+        demo: this.createKey(id, 'demo', 'Default key', null),
+      };
+      return { partner, keys };
+    });
   }
 
+  /** A new key for a partner; 422 limit_reached once the partner holds LIMITS.keysPerPartner keys (revoked ones included: they stay listed). */
   createKey(partnerId: string, environment: Environment, name: string | undefined, scopes: string[] | null, within?: string): IssuedKey {
-    this.partner(partnerId, within);
-    const prefix = environment === 'demo' ? 'demo_ck' : 'ck';
-    const clientId = `${prefix}_${randomBytes(10).toString('hex')}`;
-    const secret = `cs_${randomBytes(24).toString('base64url')}`;
-    const key = this.keyRecord(partnerId, environment, clientId, secret, name ?? 'API key', scopes);
-    this.store.data.keys[clientId] = key;
-    this.store.changed();
-    return { key, client_secret: secret };
+    return this.store.globalTransaction(() => {
+      this.partner(partnerId, within);
+      const held = this.keyCount(partnerId);
+      if (held >= LIMITS.keysPerPartner) {
+        throw new ApiError(Errors.limitReached, {
+          message: `The partner holds ${held} API keys, the most it may hold (revoked keys included); a full reset (POST /_sandbox/reset without a token) removes them.`,
+          validation_errors: { id: `already holds ${LIMITS.keysPerPartner} keys` },
+        });
+      }
+      const prefix = environment === 'demo' ? 'demo_ck' : 'ck';
+      const clientId = `${prefix}_${randomBytes(10).toString('hex')}`;
+      const secret = `cs_${randomBytes(24).toString('base64url')}`;
+      const key = this.keyRecord(partnerId, environment, clientId, secret, name ?? 'API key', scopes);
+      this.store.putKey(key);
+      this.keysByPartner.set(partnerId, held + 1);
+      this.store.undoableGlobal(() => this.keysByPartner.set(partnerId, held));
+      return { key, client_secret: secret };
+    });
   }
 
   /** A key, seen by a caller speaking for `within` (undefined: any partner): another partner's key is a 404. */
@@ -80,18 +99,31 @@ export class Partners {
   }
 
   rename(clientId: string, name: string, within?: string): KeyRecord {
-    const key = this.key(clientId, within);
-    key.name = name;
-    this.store.changed();
-    return key;
+    return this.store.globalTransaction(() => {
+      const key = { ...this.key(clientId, within), name };
+      this.store.putKey(key);
+      return key;
+    });
   }
 
   revoke(clientId: string, within?: string): KeyRecord {
-    const key = this.key(clientId, within);
-    if (key.revoked_at) throw new ApiError(Errors.conflict, { message: `The key ${clientId} was already revoked.`, validation_errors: { client_id: 'is revoked' } });
-    key.revoked_at = this.nowIso();
-    this.store.changed();
-    return key;
+    return this.store.globalTransaction(() => {
+      const found = this.key(clientId, within);
+      if (found.revoked_at) throw new ApiError(Errors.conflict, { message: `The key ${clientId} was already revoked.`, validation_errors: { client_id: 'is revoked' } });
+      const key = { ...found, revoked_at: this.nowIso() };
+      this.store.putKey(key);
+      return key;
+    });
+  }
+
+  /** Keys a partner holds (revoked ones included), counted once per store data and kept up to date by createKey. */
+  private keyCount(partnerId: string): number {
+    if (this.keysCounted !== this.store.data) {
+      this.keysByPartner.clear();
+      for (const key of Object.values(this.store.data.keys)) this.keysByPartner.set(key.partner_id, (this.keysByPartner.get(key.partner_id) ?? 0) + 1);
+      this.keysCounted = this.store.data;
+    }
+    return this.keysByPartner.get(partnerId) ?? 0;
   }
 
   /** The key these credentials name, if the secret matches and the key is live; else undefined. */

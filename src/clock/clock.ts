@@ -12,8 +12,11 @@ export class AccountClock {
   private isoMs = Number.NaN;
   private isoText = '';
 
-  /** `onMove`: told when the offset changes, so a persistent store writes it (a clock advance is a write). */
-  constructor(private readonly data: ClockData, private readonly realNow: RealNow, private readonly onMove: () => void = () => undefined) {}
+  /**
+   * `beforeMove`: told before the offset changes, with the offset it had (a clock advance is a write:
+   * the account checks it may write, keeps the way back for a rollback, and notes it for the data file).
+   */
+  constructor(private readonly data: ClockData, private readonly realNow: RealNow, private readonly beforeMove: (previousOffsetMs: number) => void = () => undefined) {}
 
   nowMs(): number {
     return this.realNow() + this.data.offset_ms;
@@ -54,8 +57,8 @@ export class AccountClock {
    */
   raiseOffsetTo(offsetMs: number): void {
     if (offsetMs > this.data.offset_ms) {
+      this.beforeMove(this.data.offset_ms);
       this.data.offset_ms = offsetMs;
-      this.onMove();
     }
   }
 
@@ -64,12 +67,7 @@ export class AccountClock {
    * where the clock stood; everything else moves the clock forward only.
    */
   rewind(ms: number): void {
+    this.beforeMove(this.data.offset_ms);
     this.data.offset_ms -= ms;
-    this.onMove();
-  }
-
-  reset(): void {
-    this.data.offset_ms = 0;
-    this.onMove();
   }
 }

@@ -4,6 +4,7 @@ import type { Account, JobData } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../log.js';
 import { LIMITS } from '../limits.js';
+import { ApiError, Errors } from '../errors.js';
 import { defineStateValue } from '../store/module-state.js';
 
 export type JobHandler = (account: Account, job: JobData) => Promise<void> | void;
@@ -42,6 +43,11 @@ function recordFailure(account: Account, job: JobData, error: unknown): void {
 
 const MAX_JOBS_PER_RUN = LIMITS.jobsPerRun;
 
+/** A write the account or the data file refused (409 account_replaced, 503 storage_unavailable): not the job's own failure. */
+function refusedWrite(error: unknown): boolean {
+  return error instanceof ApiError && (error.code === Errors.accountReplaced.code || error.code === Errors.storageUnavailable.code);
+}
+
 export class Scheduler {
   private readonly handlers = new Map<string, JobHandler>();
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -56,6 +62,7 @@ export class Scheduler {
 
   /** Add a job; jobs due at the same time run in the order they were scheduled. */
   schedule(account: Account, kind: string, at: number, payload: Record<string, unknown> = {}): JobData {
+    // newId passes the account's wall first: outside a unit of work nothing is scheduled.
     const job: JobData = { id: account.newId('job'), at, kind, payload };
     const jobs = account.data.jobs;
     let lo = 0;
@@ -80,6 +87,7 @@ export class Scheduler {
     const kept = all.filter((job) => !predicate(job));
     const removed = all.length - kept.length;
     if (!removed) return 0;
+    account.writing();
     account.data.jobs = kept;
     account.undoable(() => { account.data.jobs = all; });
     account.changed();
@@ -111,6 +119,16 @@ export class Scheduler {
     });
   }
 
+  /**
+   * Run what is due now, with no one to answer: a run stopped by a refused write (the account was
+   * reset, the data file cannot be written) leaves its work due for a later run, and is not an error.
+   */
+  runInBackground(account: Account): void {
+    this.runDue(account).catch((error: unknown) => {
+      if (!refusedWrite(error)) this.log.error({ err: error, account: account.id }, 'due work failed');
+    });
+  }
+
   /** Run what is due now on the account clock. */
   runDue(account: Account): Promise<number> {
     return this.advance(account, account.clock.nowMs());
@@ -120,9 +138,11 @@ export class Scheduler {
   startTicking(intervalMs = 1000): void {
     this.stopTicking();
     this.ticker = setInterval(() => {
+      // While the data file cannot be written, due work waits (it stays due, in the file).
+      if (this.store.degraded) return;
       for (const account of this.store.allAccounts()) {
         const first = account.data.jobs[0];
-        if (first && first.at <= account.clock.nowMs()) void this.runDue(account);
+        if (first && first.at <= account.clock.nowMs()) this.runInBackground(account);
       }
     }, intervalMs);
     this.ticker.unref();
@@ -138,14 +158,22 @@ export class Scheduler {
     await Promise.allSettled([...this.locks.values()]);
   }
 
+  /**
+   * Run the jobs due by `targetMs`, each in steps of its own units of work: taken off the list with the
+   * clock moved to its due time, then run, then (if it threw) its failure recorded. A write that the
+   * account or the data file refuses (a reset replaced the account, the file cannot be written) stops
+   * the run and is the advance's answer; the job then stays due, in the file, for the next run.
+   */
   private async runUntil(account: Account, targetMs: number): Promise<number> {
     let ran = 0;
     while (ran < MAX_JOBS_PER_RUN) {
       const job = account.data.jobs[0];
       if (!job || job.at > targetMs) break;
-      account.data.jobs.shift();
-      account.changed();
-      account.clock.moveTo(job.at);
+      account.transaction(() => {
+        account.writing();
+        account.data.jobs.shift();
+        account.clock.moveTo(job.at);
+      });
       const handler = this.handlers.get(job.kind);
       if (!handler) {
         this.log.warn({ kind: job.kind }, 'no handler for due job; dropped');
@@ -156,14 +184,15 @@ export class Scheduler {
         const running = account.transaction(() => handler(account, job));
         if (running) await running;
       } catch (error) {
+        if (refusedWrite(error)) throw error;
         // Not retried: it would meet the same state and throw again. Kept on the account (GET
         // /_sandbox/clock, the advance's answer) and logged, so the failure is seen, not swallowed.
         this.log.error({ err: error, kind: job.kind, account: account.id }, 'due job failed');
-        recordFailure(account, job, error);
+        account.transaction(() => recordFailure(account, job, error));
       }
       ran += 1;
     }
-    account.clock.moveTo(targetMs);
+    account.transaction(() => account.clock.moveTo(targetMs));
     return ran;
   }
 

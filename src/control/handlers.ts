@@ -92,6 +92,7 @@ function newestFirst(jobs: readonly FailedJob[]): FailedJob[] {
 
 const reset: Handler<'sandboxReset'> = async ({ deps, account, principal }) => {
   if ((principal as ControlPrincipal).explicit) {
+    // A new account takes this one's place: work still under way on it writes nothing (409 account_replaced).
     account.reset();
     return ok({ reset: 'account' });
   }
@@ -151,7 +152,7 @@ function advancePlan(account: Account, body: { seconds?: number; to?: string }) 
     done: (ran: number) => {
       // The move to the target reads real time again, a millisecond or more later when due work ran
       // or the machine is busy: `seconds` adds exactly that many seconds to the offset all the same.
-      if (body.to === undefined) account.clock.raiseOffsetTo(offsetBefore + Number(body.seconds) * 1000);
+      if (body.to === undefined) account.transaction(() => account.clock.raiseOffsetTo(offsetBefore + Number(body.seconds) * 1000));
       // Read at once: the clock goes on with real time, and `to` should read as given when it can.
       const all = failedJobs(account);
       const fresh = lastFailedBefore ? all.slice(all.indexOf(lastFailedBefore) + 1) : all;
@@ -184,7 +185,13 @@ const accountingSync: Handler<'sandboxAccountingSync'> = (ctx) => {
 export const controlFeature: Feature = {
   name: 'control',
   control: {
-    sandboxHealth: () => ok({ status: 'ok', version: VERSION }),
+    sandboxHealth: ({ deps }) => {
+      const degraded = deps.store.degraded;
+      // Still 200: the sandbox answers, and reads go on; writes answer 503 storage_unavailable until the data file takes them.
+      return ok(degraded
+        ? { status: 'degraded', version: VERSION, reason: `the data file cannot be written (${degraded.reason}); writes answer 503 storage_unavailable until it can`, since: degraded.since }
+        : { status: 'ok', version: VERSION, reason: null, since: null });
+    },
     sandboxReset: reset,
     sandboxCreatePartner: createPartner,
     sandboxCreateKey: createKey,

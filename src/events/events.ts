@@ -1,5 +1,6 @@
 // Owns the account event log: every state change records {entity_id, idempotency_key, timestamp,
-// topic, data}; listeners (webhook delivery) hear each one after it is stored.
+// topic, data}; what stores more with each event (webhook deliveries) runs in the same unit of work,
+// and listeners (the live stream) hear each one once that work commits.
 import { EventEmitter } from 'node:events';
 import { defineCollection, type Account } from '../store/store.js';
 
@@ -24,7 +25,17 @@ export interface EventRecord {
 
 export const eventLog = defineCollection<EventRecord>('events', ['topic', 'entity_id']);
 
+/** Something that stores more with each event (its webhook deliveries), inside the unit of work that records it. */
+export type RecordListener = (account: Account, event: EventRecord) => void;
+
 export class Events extends EventEmitter<{ recorded: [Account, EventRecord] }> {
+  private readonly storing: RecordListener[] = [];
+
+  /** Run `listener` for every event, inside the unit of work that records it (so what it stores stays or goes with the event). */
+  onRecord(listener: RecordListener): void {
+    this.storing.push(listener);
+  }
+
   record(account: Account, topic: Topic, entityId: string, data: Record<string, unknown>): EventRecord {
     const id = account.newId('evt');
     const record: EventRecord = {
@@ -36,6 +47,7 @@ export class Events extends EventEmitter<{ recorded: [Account, EventRecord] }> {
       data,
     };
     eventLog(account).insert(record);
+    for (const listener of this.storing) listener(account, record);
     // Listeners (webhook delivery, the live stream) hear of it once the work that recorded it commits.
     account.afterCommit(() => this.emit('recorded', account, record));
     return record;

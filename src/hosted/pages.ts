@@ -49,7 +49,9 @@ function page(deps: Deps, handler: (account: Account, req: Request, res: Respons
     try {
       // A repeated query parameter arrives as an array: such a link is not one the sandbox signed.
       if (['account', 'exp', 'sig'].some((k) => typeof req.query[k] !== 'string')) throw new ApiError(Errors.linkForbidden);
-      await handler(verifyLink(deps, req), req, res);
+      const account = verifyLink(deps, req);
+      // One unit of work per page request, as for the API: a page that throws leaves the account as it found it.
+      await account.transaction(() => handler(account, req, res));
     } catch (error) {
       errorPage(res, deps, error);
     }
@@ -92,6 +94,13 @@ function paymentNotice(account: Account, invoice: Invoice, paymentId: unknown): 
 }
 
 /** The posted form with only single string values (a repeated field is dropped, not trusted). */
+/** A payment that failed with an instrument entered on the page: the attempt is rolled back, and the page says why. */
+class DeclinedInstrument extends Error {
+  constructor(readonly reason: string) {
+    super(`payment failed: ${reason}`);
+  }
+}
+
 function formOf(req: Request): Record<string, string> {
   const body = (req.body ?? {}) as Record<string, unknown>;
   return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
@@ -146,17 +155,28 @@ function hostedRoutes(app: Express, deps: Deps): void {
 
   app.post('/hosted/invoices/:id/pay', page(deps, (account, req, res) => {
     const invoice = getInvoice(account, String(req.params.id));
+    const form = formOf(req);
     try {
-      // Refused before a new card or bank account is saved: a refused payment changes nothing.
-      refuseUnpayable(invoice);
-      payableAmount(invoice);
-      const methodId = methodFromForm(deps, account, invoice.customer_id, formOf(req));
-      const payment = payInvoice(deps, account, invoice.id, { payment_method_id: methodId, source: 'hosted_page' });
+      // A savepoint: a payment refused, or failed with a card or bank account entered on this page,
+      // keeps nothing of the attempt (a hosted checkout never saves an instrument whose payment failed,
+      // nor makes it the default, as the next autopay would fail on it).
+      const payment = account.transaction(() => {
+        refuseUnpayable(invoice);
+        payableAmount(invoice);
+        const methodId = methodFromForm(deps, account, invoice.customer_id, form);
+        const paid = payInvoice(deps, account, invoice.id, { payment_method_id: methodId, source: 'hosted_page' });
+        if (paid.status === 'failed' && !(form.method ?? '').startsWith('saved:')) throw new DeclinedInstrument(paid.failure_reason ?? 'payment_failed');
+        return paid;
+      });
       // Post/redirect/get: reloading the result page does not pay twice.
       const back = new URL(req.originalUrl, 'http://x');
       back.searchParams.set('payment', payment.id);
       res.redirect(303, `${back.pathname}${back.search}`);
     } catch (error) {
+      if (error instanceof DeclinedInstrument) {
+        sendPage(res, 402, `Invoice ${invoice.invoice_number}`, invoicePage(deps, account, invoice, `<p class="error" id="error">Payment failed: ${esc(error.reason)}. The ${form.method === 'bank' ? 'bank account' : 'card'} was not saved.</p>`));
+        return;
+      }
       if (!(error instanceof ApiError)) throw error;
       sendPage(res, error.status, `Invoice ${invoice.invoice_number}`, invoicePage(deps, account, invoice, `<p class="error" id="error">${esc(error.message)}</p>`));
     }
@@ -173,19 +193,22 @@ function hostedRoutes(app: Express, deps: Deps): void {
     const form = formOf(req);
     try {
       if (form.action === 'cancel') {
-        movePaymentRequest(account, request, 'cancel');
+        account.transaction(() => movePaymentRequest(account, request, 'cancel'));
         res.redirect(303, returnUrl(request, 'cancelled'));
         return;
       }
-      let failure: string | null;
       if (form.method !== 'card' && form.method !== 'bank') throw invalidFields({ method: 'must be card or bank' }, 'Choose how to pay.');
-      if (form.method === 'bank') {
-        checkBankFields(form);
-        failure = testValueFailure({ account_number: form.account_number });
-      } else {
-        failure = testValueFailure({ last4: cardFromToken(account, form.card_provider_token || 'tok_visa').last4 });
-      }
-      const payment = payPaymentRequest(deps, account, request.id, { kind: form.method === 'bank' ? 'standard_ach' : 'card', failure });
+      // A savepoint: a refused payment keeps nothing of the attempt (the page then shows why).
+      const payment = account.transaction(() => {
+        let failure: string | null;
+        if (form.method === 'bank') {
+          checkBankFields(form);
+          failure = testValueFailure({ account_number: form.account_number });
+        } else {
+          failure = testValueFailure({ last4: cardFromToken(account, form.card_provider_token || 'tok_visa').last4 });
+        }
+        return payPaymentRequest(deps, account, request.id, { kind: form.method === 'bank' ? 'standard_ach' : 'card', failure });
+      });
       if (payment.status === 'failed') {
         sendPage(res, 402, 'Payment', requestPage(request, `<p class="error" id="error">Payment failed: ${esc(payment.failure_reason)}</p>`));
         return;

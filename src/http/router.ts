@@ -106,8 +106,10 @@ export class OperationRouter {
    */
   handle(req: Request, res: Response, environment: Environment, path: string): void | Promise<void> {
     const { deps } = this.options;
-    // A full reset's steps (fixtures loading again) finish before any request is answered.
-    if (deps.store.resetting) return deps.store.resetting.then(() => this.handle(req, res, environment, path));
+    // A full reset's steps (fixtures loading again), or memory read again from the data file after a
+    // failed write, finish before any request is answered.
+    const gate = deps.store.gate;
+    if (gate) return gate.then(() => this.handle(req, res, environment, path));
     const found = this.matcher.match(req.method, path);
     const operation = typeof found === 'number' ? undefined : found.operation;
     const state = exchange(res);

@@ -114,7 +114,9 @@ export function journalMiddleware(deps: Deps) {
       const dropped = Boolean(state.dropped);
       const response = dropped ? RAW_NOTHING : keptResponse(res);
       const add = (account: Account | undefined) => {
-        if (!account) return;
+        // A request whose account a reset replaced while it was under way is not journaled: the new
+        // account's journal holds only its own requests.
+        if (!account || account.retired) return;
         const recorded = journal.record(account, {
           atMs: startedAt + account.clock.offsetMs,
           method: req.method.toUpperCase(),

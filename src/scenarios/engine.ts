@@ -138,7 +138,9 @@ export class ScenarioEngine {
     // Counters start when a document is loaded: a restart on a --data file loads the globals anew.
     for (const account of this.deps.store.allAccounts()) {
       const counters = ruleCounters(account);
-      for (const scenario of this.startGlobals) counters.delete(scenario.id);
+      account.transaction(() => {
+        for (const scenario of this.startGlobals) counters.delete(scenario.id);
+      });
     }
   }
 
@@ -237,6 +239,13 @@ export class ScenarioEngine {
 
   /** Visit every matching rule in order, counting the match; `act` says whether an eligible rule acted. */
   private walk(account: Account, matches: (rule: ScenarioRule) => boolean, act: (rule: ScenarioRule, label: string) => boolean): void {
+    // One unit of work for the counters a request (or an attempt) moves: it runs before the handler's
+    // own, so a handler that throws still counts as a match. A refused write (the data file cannot be
+    // written, the account was replaced) is the request's answer: a rule must not fire uncounted.
+    account.transaction(() => this.count(account, matches, act));
+  }
+
+  private count(account: Account, matches: (rule: ScenarioRule) => boolean, act: (rule: ScenarioRule, label: string) => boolean): void {
     for (const scenario of this.list(account)) {
       const rules = scenario.document.rules;
       // A copy (countersOf), stored back once counted: the stored counters only change through the map.

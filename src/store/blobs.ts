@@ -18,9 +18,15 @@ interface BlobIndex {
   sizes: Record<string, number>;
 }
 
-/** Room claimed for one document before the request changes anything; write it or cancel it. */
+/**
+ * Room claimed for one document before the request changes anything: write its bytes (an await, no
+ * unit of work), then keep it in the unit of work that files it, or cancel it.
+ */
 export interface BlobReservation {
+  /** Write the bytes to disk; 409 account_replaced when a reset replaced the account meanwhile. */
   write(id: string, bytes: Buffer): Promise<void>;
+  /** Count the written document in the account's index (inside the unit of work that files it): the claim is spent. */
+  keep(id: string, size: number): void;
   cancel(): void;
 }
 
@@ -141,13 +147,11 @@ export class BlobStore {
       else this.pending.delete(account.id);
     };
     return {
-      write: async (id, bytes) => {
-        try {
-          await this.writeFile(account, id, bytes);
-          setSize(account, id, bytes.length);
-        } finally {
-          release();
-        }
+      write: (id, bytes) => this.writeFile(account, id, bytes),
+      keep: (id, size) => {
+        setSize(account, id, size);
+        // The claim is spent once the filing unit commits; rolled back, it stays until cancel().
+        account.afterCommit(release);
       },
       cancel: release,
     };
@@ -164,27 +168,29 @@ export class BlobStore {
     }
   }
 
-  /**
-   * The document is no longer referenced (a newer upload replaced it): its room is given back now and
-   * its file removed once the change is on disk, so a crash before that still finds the old document.
-   */
-  async release(account: Account, id: string): Promise<void> {
+  /** The document is no longer referenced (a newer upload replaced it): its room is given back, in the unit of work that replaced it. */
+  forget(account: Account, id: string): void {
     if (Object.hasOwn(blobIndex.read(account).sizes, id)) setSize(account, id, undefined);
+  }
+
+  /** Remove a document's file once the change that dropped it is on disk, so a crash before that still finds it. */
+  async removeWhenDurable(account: Account, id: string): Promise<void> {
     if (!this.root) return;
-    const path = join(this.root, accountDir(account), safe(id));
-    await this.store.durable();
-    await unlink(path).catch(() => undefined);
+    await this.store.durable().catch(() => undefined);
+    // Rolled back meanwhile (the data file could not be written): the document is referenced again.
+    if (Object.hasOwn(blobIndex.read(this.store.account(account.partnerId, account.environment)).sizes, id)) return;
+    await unlink(join(this.root, accountDir(account), safe(id))).catch(() => undefined);
   }
 
   /**
-   * File a stored document: run `file` (a unit of work that points an object at the document); if it
-   * throws, the document is released (nothing points at it) and the error rethrown.
+   * File a stored document: run `file` (a unit of work that keeps the document and points an object
+   * at it); if it throws, the file is removed (nothing points at it) and the error rethrown.
    */
   async fileOrRelease<T>(account: Account, id: string, file: () => T): Promise<T> {
     try {
       return file();
     } catch (error) {
-      await this.release(account, id);
+      if (this.root) await unlink(join(this.root, accountDir(account), safe(id))).catch(() => undefined);
       throw error;
     }
   }
@@ -208,18 +214,30 @@ export class BlobStore {
 
   private async writeFile(account: Account, id: string, bytes: Buffer): Promise<void> {
     const folder = join(this.ensureRoot(), accountDir(account));
-    await mkdir(folder, { recursive: true });
     const target = join(folder, safe(id));
     const temp = `${target}.${randomBytes(4).toString('hex')}.tmp`;
-    // Written whole and flushed to the disk before it takes its name: a crash leaves the old file or the new one.
-    const handle = await open(temp, 'w');
     try {
-      await handle.writeFile(bytes);
-      await handle.sync();
-    } finally {
-      await handle.close();
+      await mkdir(folder, { recursive: true });
+      // Written whole and flushed to the disk before it takes its name: a crash leaves the old file or the new one.
+      const handle = await open(temp, 'w');
+      try {
+        await handle.writeFile(bytes);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      // A reset moved the account's directory away meanwhile: the upload raced it, and is refused as such.
+      account.assertCurrent();
+      throw error;
     }
-    await rename(temp, target);
+    // Written, but for an account a reset replaced meanwhile: its directory is the old one's.
+    if (account.retired) {
+      await unlink(target).catch(() => undefined);
+      account.assertCurrent();
+    }
   }
 
   /** Move an account's directory aside at once (new uploads start clean), then delete it in the background. */

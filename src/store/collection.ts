@@ -87,7 +87,10 @@ export class Collection<T extends { id: string }> {
     readonly name: string,
     private readonly data: CollectionData<T>,
     private readonly onChange: (change: CollectionChange) => void,
-    /** The account's unit of work under way: writes are undone if it rolls back, reported when it commits. */
+    /**
+     * The unit of work a write joins: undone if it rolls back, reported as it commits. An account's
+     * collection passes its wall (Account.openWork), which throws when no unit of work is under way.
+     */
     private readonly work: () => UnitOfWork | undefined = () => undefined,
     /** Store the collection's data in its account, on its first insert (absent: it is stored already). */
     private attach?: () => void,
@@ -225,6 +228,8 @@ export class Collection<T extends { id: string }> {
   }
 
   insert(item: T): T {
+    // The wall first (see Account.openWork): nothing changes when the write is not allowed.
+    const work = this.work();
     const position = this.base + this.data.order.length;
     // A duplicate is a bug of the caller: ids are never reused, tombstones' included.
     if (this.data.items.has(item.id) || (this.removed.size && this.removed.has(item.id))) throw new Error(`duplicate id ${item.id} in ${this.name}`);
@@ -237,16 +242,15 @@ export class Collection<T extends { id: string }> {
     this.data.items.set(item.id, item);
     this.live += 1;
     for (const [field, index] of this.indexes) addPosition(index, indexKey(item[field as keyof T]), position);
-    this.report({ kind: 'insert', item }, () => this.undoInsert(item));
+    this.report(work, { kind: 'insert', item }, () => this.undoInsert(item));
     return item;
   }
 
-  /** Tell persistence about a write (after the commit when a unit of work is under way), and how to undo it. */
-  private report(change: CollectionChange, inverse: () => void): void {
-    const work = this.work();
+  /** Tell persistence about a write (as the unit of work under way prepares to commit), and how to undo it. */
+  private report(work: UnitOfWork | undefined, change: CollectionChange, inverse: () => void): void {
     if (!work) return this.onChange(change);
     work.undo(inverse);
-    work.afterCommit(() => this.onChange(change));
+    work.beforeCommit(() => this.onChange(change));
   }
 
   /** The newest insert (the inverses run newest first, so it is the last of the order) never happened. */
@@ -263,8 +267,8 @@ export class Collection<T extends { id: string }> {
 
   /** Apply changes to a stored object in place; an indexed field that changes moves its position between index lists. */
   update(id: string, changes: Partial<T>): T {
-    const item = this.require(id);
     const work = this.work();
+    const item = this.require(id);
     if (!work) {
       this.change(item, changes);
       this.onChange({ kind: 'update', item });
@@ -278,7 +282,7 @@ export class Collection<T extends { id: string }> {
       else absent.push(field);
     }
     this.change(item, changes);
-    this.report({ kind: 'update', item }, () => {
+    this.report(work, { kind: 'update', item }, () => {
       this.change(item, before);
       for (const field of absent) delete item[field];
     });
@@ -308,17 +312,17 @@ export class Collection<T extends { id: string }> {
   remove(id: string): T | undefined {
     const item = this.get(id);
     if (!item) return undefined;
+    const work = this.work();
     this.data.items.delete(id);
     this.live -= 1;
     this.removed.add(id);
     const head = this.head;
     if (this.data.order[head] === id) this.advanceHead();
-    const work = this.work();
     // The objects' keys go back into insertion order once every remove of the work is undone (this
     // inverse, registered at the first remove, runs after theirs): a rolled-back delete leaves the
     // data byte for byte as it was. O(collection), on that rare path only.
     work?.undoOnce(this.reorderKey, () => () => this.reorderItems());
-    this.report({ kind: 'remove', id }, () => {
+    this.report(work, { kind: 'remove', id }, () => {
       this.data.items.set(id, item);
       this.live += 1;
       this.removed.delete(id);

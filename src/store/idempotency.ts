@@ -77,7 +77,7 @@ const legacySteps: Array<(account: Account) => void> = [];
  * key's first use, because a first use refused with 409 must write nothing (its unit of work is undone).
  */
 export function startLegacyKeys(accounts: Iterable<Account>): void {
-  for (const account of accounts) for (const step of legacySteps) step(account);
+  for (const account of accounts) account.transaction(() => { for (const step of legacySteps) step(account); });
 }
 
 /** A named store of idempotency keys, kept with the account's state (so --data keeps it across restarts). */
@@ -112,8 +112,9 @@ export function defineIdempotencyKeys<T>(name: string): (account: Account) => Id
         records.set(key, { fingerprint: fingerprintOf(request), answer, at });
         // An append is undone by removing it: no copy of the log is needed.
         log.update(account, (value) => value.entries.push([key, at]), (value) => { value.entries.pop(); });
-        // Forgetting is housekeeping of committed keys: it waits for the work to commit.
-        account.afterCommit(() => forgetExpired(account, log, records));
+        // Housekeeping in the same unit of work: keys past their time or beyond the count go (never
+        // this one, the newest); undone with the rest if the work rolls back.
+        forgetExpired(account, log, records);
       },
     };
   };

@@ -7,6 +7,8 @@
 //   - defineStateValue<T>(key, initial): one value, changed only inside `update`. The first update in a
 //     unit of work keeps a copy to put back on a rollback, so these values must stay small (each has a
 //     cap in LIMITS); a read never stores the initial value.
+// Every write passes the account's wall first (Account.writing: inside a unit of work, on an account
+// not replaced, with a writable data file), before anything changes.
 // Both report their own changes (no module calls `changed()` for its state), and both keep the data
 // file's format: `state[key]` is the map or the value, as plain JSON. Each declares the JSON Schema of
 // what it persists (of a map, of one entry); a data file whose state does not match stops the start,
@@ -73,6 +75,7 @@ class AccountStateMap<V> implements StateMap<V> {
   }
 
   set(entry: string, value: V): void {
+    this.account.writing();
     const map = this.stored() ?? createState<Record<string, V>>(this.account, this.key, {});
     const had = Object.hasOwn(map, entry);
     const previous = map[entry];
@@ -88,6 +91,7 @@ class AccountStateMap<V> implements StateMap<V> {
   delete(entry: string): void {
     const map = this.stored();
     if (!map || !Object.hasOwn(map, entry)) return;
+    this.account.writing();
     const previous = map[entry];
     delete map[entry];
     this.account.stateChanged(this.key, entry);
@@ -112,6 +116,7 @@ export function defineStateValue<T>(key: string, initial: () => T, schema: State
       return Object.hasOwn(state, key) ? (state[key] as T) : initial();
     },
     update(account, change, undo) {
+      account.writing();
       const state = account.data.state;
       let value: T;
       if (Object.hasOwn(state, key) && undo) {
@@ -182,11 +187,15 @@ const RETIRED_KEYS = ['customer_external_ids', 'invoice_numbers'];
 export function retireStateKeys(accounts: Iterable<Account>): void {
   for (const account of accounts) {
     const state = account.data.state;
-    for (const key of RETIRED_KEYS) {
-      if (!Object.hasOwn(state, key)) continue;
-      delete state[key];
-      account.stateChanged(key);
-    }
+    const retired = RETIRED_KEYS.filter((key) => Object.hasOwn(state, key));
+    if (!retired.length) continue;
+    account.transaction(() => {
+      account.writing();
+      for (const key of retired) {
+        delete state[key];
+        account.stateChanged(key);
+      }
+    });
   }
 }
 

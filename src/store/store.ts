@@ -2,24 +2,37 @@
 // writes of the data file (durable() resolves once every change made so far is in the file; the HTTP
 // layer waits for it before answering a write). The only module that touches lowdb.
 //
+// Its walls (an invariant kept where it cannot be forgotten, not by convention):
+//   - Every write happens inside a unit of work (Account.transaction, Store.globalTransaction): a
+//     write outside one throws. Work that awaits writes in steps, each its own unit of work.
+//   - A unit of work is bound to the account as it was when the work began: a reset (or a restore)
+//     replaces the Account object and retires the old one, and a write to a retired account throws
+//     409 account_replaced, so nothing written after a reset lands in the account it replaced.
+//   - Memory stays equal to the data file. A unit of work's changes are serialised as it commits (a
+//     value that cannot be stored fails that request with 400); when a write of the file fails, every
+//     change not yet in the file is rolled back by reading the file again (as PostgreSQL recovers from
+//     a failed fsync), the requests that waited on them answer 503 storage_unavailable, and writes are
+//     refused with the same 503 until a probe finds the file writable again. Reads go on meanwhile.
+//
 // The seam to persistence (src/store/persistence/*): the store reports what changed, never the whole
 // document: recordChange(account, collection, change) for each object inserted, updated or deleted (the
-// Collection callback, after the unit of work commits), stateChanged(account, key, entry?) for module
-// state (src/store/module-state.ts), changed(account) for an account's clock, counters or jobs,
-// changed() for partners and keys, and resets. Account.transaction is the unit of work
-// (src/store/unit-of-work.ts).
+// Collection callback, as the unit of work prepares to commit), stateChanged(account, key, entry?) for
+// module state (src/store/module-state.ts), changed(account) for an account's clock, counters or jobs,
+// the partner and key writes of globalTransaction, and resets.
 import { hash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Low, Memory, type Adapter } from 'lowdb';
 import type { Environment } from '../config.js';
+import { ApiError, Errors, invalidFields } from '../errors.js';
 import { AccountClock, type ClockData, type RealNow } from '../clock/clock.js';
 import { createRandom, type Random } from '../random.js';
 import { Collection, type CollectionChange, type CollectionData } from './collection.js';
 import { registerIndexedFields } from './cold-item.js';
 import { emptyAccount } from './persistence/format.js';
 import { LogFile } from './persistence/log-file.js';
+import { GLOBALS, UnstorableValue } from './persistence/journal.js';
 import { UnitOfWork } from './unit-of-work.js';
 
 export interface PartnerRecord {
@@ -73,15 +86,31 @@ export interface StoreData {
   accounts: Record<string, AccountData>;
 }
 
+/** Why an Account object takes no more writes: a reset or restore replaced it, or memory was read again from the file. */
+export type Retirement = 'reset' | 'storage';
+
+/** The answer to work that tries to write to a retired account. */
+export function retiredError(why: Retirement): ApiError {
+  return why === 'storage' ? storageError() : new ApiError(Errors.accountReplaced);
+}
+
 export class Account {
   readonly clock: AccountClock;
   readonly random: Random;
+  /** Set once a reset replaced this account, or a failed write of the data file rolled memory back: it takes no more writes. */
+  retired: Retirement | undefined;
   private collections = new Map<string, Collection<{ id: string }>>();
   /** The unit of work under way on this account, if any (see transaction). */
   private work: UnitOfWork | undefined;
+  /** True while a unit of work's inverses run: they put data back and are not writes of their own. */
+  private rollingBack = false;
 
   constructor(readonly data: AccountData, private readonly store: Store, realNow: RealNow) {
-    this.clock = new AccountClock(data.clock, realNow, () => this.changed());
+    this.clock = new AccountClock(data.clock, realNow, (previous) => {
+      const work = this.openWork();
+      work.undo(() => { this.data.clock.offset_ms = previous; });
+      this.store.changed(this);
+    });
     store.track(data);
     this.random = createRandom(`${store.seed}|${data.id}|random`);
   }
@@ -89,6 +118,24 @@ export class Account {
   get id(): string { return this.data.id; }
   get partnerId(): string { return this.data.partner_id; }
   get environment(): Environment { return this.data.environment; }
+
+  /** Throw what work on a retired account gets (409 account_replaced, or 503 after a failed write). */
+  assertCurrent(): void {
+    if (this.retired) throw retiredError(this.retired);
+  }
+
+  /**
+   * The wall every write passes first: the unit of work under way, or a throw when there is none (a
+   * bug: the write would be neither undone nor bound to this account), when the account was replaced
+   * (409), or when the data file cannot be written (503).
+   */
+  openWork(): UnitOfWork {
+    const work = this.work;
+    if (!work) throw new Error(`a write to account ${this.id} outside a unit of work (wrap it in account.transaction)`);
+    if (this.retired) throw retiredError(this.retired);
+    this.store.assertWritable();
+    return work;
+  }
 
   collection<T extends { id: string }>(name: string, indexes: ReadonlyArray<keyof T & string> = []): Collection<T> {
     let found = this.collections.get(name) as Collection<T> | undefined;
@@ -106,7 +153,7 @@ export class Account {
           this.collections.delete(name);
         });
       };
-      found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change), () => this.work, attach);
+      found = new Collection<T>(name, data, (change) => this.store.recordChange(this, name, change), () => this.openWork(), attach);
       // Indexes are made on first use, but at once over a data file's cold objects: the values of
       // their fields that the load kept for them are then let go (see cold-item.ts).
       for (const field of indexes) {
@@ -125,7 +172,10 @@ export class Account {
    * savepoint: if it throws, only its own writes are undone; if it returns, its writes join the outer
    * work's and commit (or roll back) with them. Work that returns a promise commits what it wrote
    * before its first await; what it writes after needs its own `transaction` (a unit of work never
-   * spans an await: other requests run there).
+   * spans an await: other requests run there), and a write there outside one throws.
+   *
+   * With --data the outermost unit serialises its changes as it commits: a value the data file cannot
+   * hold rolls the work back and answers 400 naming where it is.
    */
   transaction<T>(work: (unit: UnitOfWork) => T): T {
     const outer = this.work;
@@ -134,19 +184,38 @@ export class Account {
     let result: T;
     try {
       result = work(unit);
+      if (!outer) {
+        unit.prepare();
+        this.store.seal(this.id);
+      }
     } catch (error) {
-      this.work = outer;
-      unit.rollback();
-      throw error;
+      this.rollBack(unit, outer);
+      throw error instanceof UnstorableValue ? unstorableError(error) : error;
     }
     this.work = outer;
     if (outer) {
       outer.absorb(unit);
       return result;
     }
-    // Each write reported itself to persistence (objects as the commit runs their effects).
-    unit.commit();
+    try {
+      unit.commit();
+    } finally {
+      // What the effects wrote outside the unit (tombstones cleared) is sealed with the commit.
+      this.store.seal(this.id);
+    }
     return result;
+  }
+
+  private rollBack(unit: UnitOfWork, outer: UnitOfWork | undefined): void {
+    this.work = outer;
+    this.rollingBack = true;
+    try {
+      unit.rollback();
+    } finally {
+      this.rollingBack = false;
+    }
+    // The outermost unit's noted changes go with it (a savepoint's stay noted: the values it put back are written).
+    if (!outer) this.store.discard(this.id);
   }
 
   /** Run `effect` once the unit of work under way commits (at once when none is). */
@@ -165,22 +234,30 @@ export class Account {
     this.work?.undoOnce(key, make);
   }
 
+  /** A module's state is about to change: the wall's check, before anything is written (see openWork). */
+  writing(): void {
+    if (!this.rollingBack) this.openWork();
+  }
+
   /** A module's state changed: the whole value at `key`, or one entry of the map there (see module-state.ts). */
   stateChanged(key: string, entry?: string): void {
+    if (this.rollingBack) return;
+    this.openWork();
     this.store.stateChanged(this, key, entry);
   }
 
   /** Next value of a named counter (1, 2, 3, ...), persisted with the account. */
   next(counter: string): number {
+    const work = this.openWork();
     const counters = this.data.counters;
     const had = Object.hasOwn(counters, counter);
     const value = (had ? counters[counter] : 0) + 1;
     counters[counter] = value;
-    this.work?.undo(() => {
+    work.undo(() => {
       if (had) counters[counter] = value - 1;
       else delete counters[counter];
     });
-    this.changed();
+    this.store.changed(this);
     return value;
   }
 
@@ -191,20 +268,34 @@ export class Account {
     return idText(prefix, hash('sha256', `${this.store.seed}|${this.data.id}|${n}`, 'hex'));
   }
 
-  /** This account's clock, counters, jobs or module state changed. */
+  /** This account's clock, counters or jobs changed (inside a unit of work). */
   changed(): void {
+    if (this.rollingBack) return;
+    this.openWork();
     this.store.changed(this);
   }
 
-  /** Back to empty: no objects, events, jobs or journal; the clock back to real time. */
-  reset(): void {
-    const clock = this.data.clock;
-    Object.assign(this.data, emptyAccount(this.data.id, this.data.partner_id, this.data.environment), { clock });
-    this.clock.reset();
-    this.collections.clear();
-    this.store.accountReset(this);
-    this.store.events.emit('accountReset', this);
+  /**
+   * Back to empty: no objects, events, jobs or journal; the clock back to real time. This Account is
+   * retired and a new one takes its place (answered): work still under way on this one writes nothing.
+   */
+  reset(): Account {
+    return this.store.resetAccount(this);
   }
+}
+
+/** 400 naming where a value that the data file cannot hold is. */
+function unstorableError(error: UnstorableValue): ApiError {
+  const field = error.path || error.holder;
+  return invalidFields({ [field]: `cannot be stored: ${error.reason}` }, `A value cannot be stored (${error.holder}): ${error.reason}. Nothing was changed.`);
+}
+
+/** Seconds a client waits before retrying a write the data file refused (the probe's period). */
+let retryAfterSeconds = 1;
+
+/** 503 storage_unavailable with Retry-After. */
+export function storageError(): ApiError {
+  return new ApiError(Errors.storageUnavailable, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
 /** Per prefix, the character codes of an id: the prefix and `_` filled in, then 20 places for the digest's. */
@@ -239,28 +330,45 @@ export interface StoreOptions {
   flushDelayMs?: number;
   /** The log is compacted into a new snapshot once larger than this and than the snapshot (bytes). */
   compactMinBytes?: number;
+  /** While the data file cannot be written, how often a probe tries it again (ms; the Retry-After of the 503s). */
+  storageRetryMs?: number;
 }
 
 /** What the store tells its listeners, synchronously, as it happens. */
 export interface StoreEvents {
   /** An account was first reached in this process. */
   accountOpened: [Account];
-  /** An account went back to empty (Account.reset). */
-  accountReset: [Account];
+  /** An account went back to empty: the new Account, and the one it replaced (retired). */
+  accountReset: [Account, Account];
   /** Everything went back to the start state (resetAll), before its steps run. */
   storeReset: [];
-  /** A write of the data file failed (it is retried by the next change). */
+  /** A write of the data file failed: writes are refused until it can be written again. */
   writeFailed: [unknown];
+  /** Memory was read again from the data file after a failed write (every Account object before it is retired). */
+  storeReloaded: [];
+  /** The data file can be written again (a probe succeeded). */
+  writeResumed: [];
 }
 
 /** A step of a full reset (the default partner made again, fixtures loaded again...): may be awaited. */
 export type ResetStep = () => void | Promise<void>;
 
+/** Why the data file cannot be written, for /_sandbox/health and the log. */
+export interface Degraded {
+  reason: string;
+  since: string;
+}
+
 export class Store {
   readonly events = new EventEmitter<StoreEvents>();
   private readonly resetSteps: ResetStep[] = [];
-  /** A full reset whose steps are still under way: every request waits for it first (see OperationRouter). */
+  /** A full reset whose steps are still under way: every request waits for it first (see gate). */
   resetting: Promise<void> | undefined;
+  /** Memory being read again from the data file after a failed write: every request waits for it first. */
+  private reloading: Promise<void> | undefined;
+  /** Set while the data file cannot be written: every write answers 503 storage_unavailable. */
+  degraded: Degraded | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
   private readonly accounts = new Map<string, Account>();
   private flushTimer: NodeJS.Timeout | undefined;
   /** The file write under way, and how many changes it holds. */
@@ -268,14 +376,24 @@ export class Store {
   /** Changes noted so far, and how many of them the file holds: the difference is not durable yet. */
   private changes = 0;
   private written = 0;
+  /** Bumped when a failed write rolls memory back: a flush begun before it can never be satisfied. */
+  private epoch = 0;
+  /** The unit of work under way on partners, keys and meta, if any (see globalTransaction). */
+  private globalWork: UnitOfWork | undefined;
   /** Number of file writes done, for tests and the benchmark of coalescing. */
   writes = 0;
+  /**
+   * Changes noted, with --data or not (objects, module state, clocks and counters, partners and keys,
+   * resets): the fuzz compares it around a refused request, which must change nothing.
+   */
+  changeCount = 0;
 
   /** The log file behind lowdb with --data; absent in memory (then nothing is tracked). */
   private readonly log: LogFile | undefined;
 
   private constructor(private readonly db: Low<StoreData>, private readonly adapter: Adapter<StoreData>, private readonly options: StoreOptions) {
     this.log = adapter instanceof LogFile ? adapter : undefined;
+    retryAfterSeconds = Math.max(1, Math.ceil((options.storageRetryMs ?? DEFAULT_STORAGE_RETRY_MS) / 1000));
   }
 
   static async open(options: StoreOptions): Promise<Store> {
@@ -292,15 +410,12 @@ export class Store {
       throw new Error(`cannot read the data file ${options.file}: ${(error as Error).message}`);
     }
     db.data ??= initial;
-    // An explicit seed wins over the one a data file remembers.
-    if (options.seed && db.data.meta.seed !== options.seed) {
-      db.data.meta.seed = options.seed;
-      (adapter as LogFile).journal?.globals();
-    }
     const store: Store = new Store(db, adapter, options);
+    // An explicit seed wins over the one a data file remembers.
+    if (options.seed && db.data.meta.seed !== options.seed) store.globalTransaction(() => store.setSeed(options.seed as string));
     if (options.file) {
       // Write once at start, so an unwritable location stops the start instead of every later write.
-      store.changes = 1;
+      store.changes += 1;
       try {
         await store.flush();
       } catch (error) {
@@ -320,6 +435,16 @@ export class Store {
 
   get persistent(): boolean {
     return Boolean(this.options.file);
+  }
+
+  /** What every request waits for before it starts: a full reset's steps, or memory read again after a failed write. */
+  get gate(): Promise<void> | undefined {
+    return this.resetting ?? this.reloading;
+  }
+
+  /** The wall's storage check: 503 storage_unavailable while the data file cannot be written. */
+  assertWritable(): void {
+    if (this.degraded) throw storageError();
   }
 
   account(partnerId: string, environment: Environment): Account {
@@ -349,14 +474,21 @@ export class Store {
   /**
    * Everything back to the start state, keeping the seed and the signing key; then the reset steps,
    * in order (steps that do not wait run back to back, before anything else can). Resolves once the
-   * last step is done; until then `resetting` holds it, and requests wait for it.
+   * last step is done; until then `resetting` holds it, and requests wait for it. Every Account
+   * before it is retired: work still under way on one writes nothing.
    */
   resetAll(): Promise<void> {
+    this.assertWritable();
     const meta = this.db.data.meta;
+    for (const account of this.accounts.values()) account.retired = 'reset';
+    this.changeCount += 1;
     this.db.data = { ...freshData(meta.seed), meta };
     this.accounts.clear();
-    this.log?.journal.resetAll();
-    this.changed();
+    if (this.log) {
+      this.log.journal.resetAll();
+      this.seal(GLOBALS);
+      this.noted();
+    }
     this.events.emit('storeReset');
     const steps = (async () => {
       for (const step of this.resetSteps) {
@@ -372,35 +504,149 @@ export class Store {
   }
 
   /**
-   * Note a change: of an account's clock, counters, jobs or module state (with the account), or of
-   * partners and keys (without). Changes someone waits for (durable()) are written at once,
-   * group-committed: every change made while a write is under way goes into the next one. Changes no
-   * one waits for are gathered for `flushDelayMs` first.
+   * An account back to empty: a new Account with empty data takes its place (answered), and the old
+   * one is retired, so work still under way on it (a request waiting on a scenario delay, an upload)
+   * writes nothing there, and nothing of it reaches the data file.
    */
-  changed(account?: Account): void {
-    if (account) this.attach(account);
+  resetAccount(old: Account): Account {
+    old.assertCurrent();
+    this.assertWritable();
+    const data = emptyAccount(old.id, old.partnerId, old.environment);
+    const fresh = new Account(data, this, this.options.realNow);
+    old.retired = 'reset';
+    this.changeCount += 1;
+    this.accounts.set(old.id, fresh);
+    const accounts = this.db.data.accounts;
+    // An account kept aside (never stored) has nothing to empty in the file.
+    if (Object.hasOwn(accounts, old.id)) {
+      accounts[old.id] = data;
+      if (this.log) {
+        this.log.journal.accountReset(data);
+        this.seal(old.id);
+        this.noted();
+      }
+    }
+    this.events.emit('accountReset', fresh, old);
+    return fresh;
+  }
+
+  /**
+   * Run `work` as one unit of work on partners, keys and meta (the globals): everything it writes
+   * through putPartner, putKey and setSeed stays if it returns and goes if it throws.
+   */
+  globalTransaction<T>(work: () => T): T {
+    const outer = this.globalWork;
+    const unit = new UnitOfWork();
+    this.globalWork = unit;
+    let result: T;
+    try {
+      result = work();
+      if (!outer) this.seal(GLOBALS);
+    } catch (error) {
+      this.globalWork = outer;
+      unit.rollback();
+      if (!outer) this.discard(GLOBALS);
+      throw error instanceof UnstorableValue ? unstorableError(error) : error;
+    }
+    this.globalWork = outer;
+    if (outer) outer.absorb(unit);
+    else unit.commit();
+    return result;
+  }
+
+  /** Undo `inverse` if the globals' unit of work under way rolls back. */
+  undoableGlobal(inverse: () => void): void {
+    this.globalWork?.undo(inverse);
+  }
+
+  /** The globals' wall: their unit of work under way (a write outside one throws), and the storage check. */
+  private openGlobalWork(): UnitOfWork {
+    const work = this.globalWork;
+    if (!work) throw new Error('a write to partners or keys outside a unit of work (wrap it in store.globalTransaction)');
+    this.assertWritable();
+    return work;
+  }
+
+  /** Store a partner (new, or its new value), inside globalTransaction. */
+  putPartner(partner: PartnerRecord): void {
+    this.putGlobal(this.db.data.partners, partner.id, partner, (id) => this.log?.journal.partner(id));
+  }
+
+  /** Store an API key (new, or its new value), inside globalTransaction. */
+  putKey(key: KeyRecord): void {
+    this.putGlobal(this.db.data.keys, key.client_id, key, (id) => this.log?.journal.key(id));
+  }
+
+  private putGlobal<V>(map: Record<string, V>, id: string, value: V, note: (id: string) => void): void {
+    const work = this.openGlobalWork();
+    const had = Object.hasOwn(map, id);
+    // A copy of the previous value: callers may have changed the stored object in place before.
+    const previous = had ? map[id] : undefined;
+    Object.defineProperty(map, id, { value, enumerable: true, writable: true, configurable: true });
+    work.undo(() => {
+      if (had) Object.defineProperty(map, id, { value: previous, enumerable: true, writable: true, configurable: true });
+      else delete map[id];
+    });
+    this.changeCount += 1;
+    note(id);
+    this.noted();
+  }
+
+  /** The seed (an explicit --seed over the data file's), inside globalTransaction. */
+  private setSeed(seed: string): void {
+    const work = this.openGlobalWork();
+    const meta = this.db.data.meta;
+    const before = meta.seed;
+    meta.seed = seed;
+    work.undo(() => { meta.seed = before; });
+    this.log?.journal.meta();
+    this.noted();
+  }
+
+  /** Seal what `owner` (an account id, or the globals) noted: see Journal.seal. Throws UnstorableValue. */
+  seal(owner: string): void {
+    this.log?.journal.seal(this.db.data, owner);
+  }
+
+  /** Drop what `owner` noted (its unit of work rolled back). */
+  discard(owner: string): void {
+    this.log?.journal.discard(owner);
+  }
+
+  /** Note a change of an account's clock, counters or jobs (Account.changed, after the wall's check). */
+  changed(account: Account): void {
+    this.changeCount += 1;
+    this.attach(account);
     if (!this.log) return;
-    if (account) this.log.journal.account(account.data);
-    else this.log.journal.globals();
-    this.changes += 1;
-    this.writeLater();
+    this.log.journal.account(account.data);
+    this.noted();
   }
 
   /** An object of one of the account's collections was inserted, updated or deleted (Collection's callback). */
   recordChange(account: Account, collection: string, change: CollectionChange): void {
+    this.changeCount += 1;
     this.attach(account);
     if (!this.log) return;
     this.log.journal.record(account.data, collection, change);
-    this.changes += 1;
-    this.writeLater();
+    this.noted();
   }
 
   /** A module's state changed (Account.stateChanged). */
   stateChanged(account: Account, key: string, entry?: string): void {
+    this.changeCount += 1;
     this.attach(account);
     if (!this.log) return;
     if (entry === undefined) this.log.journal.stateKey(account.data, key);
     else this.log.journal.stateEntry(account.data, key, entry);
+    this.noted();
+  }
+
+  /**
+   * One more change to write: changes someone waits for (durable()) are written at once,
+   * group-committed (every change made while a write is under way goes into the next one); changes no
+   * one waits for are gathered for `flushDelayMs` first.
+   */
+  private noted(): void {
     this.changes += 1;
     this.writeLater();
   }
@@ -420,14 +666,6 @@ export class Store {
     });
   }
 
-  /** The account went back to empty (Account.reset). */
-  accountReset(account: Account): void {
-    if (!this.log) return;
-    this.log.journal.accountReset(account.data);
-    this.track(account.data);
-    this.changed(account);
-  }
-
   /** Let the account's jobs report their own changes (with --data only; module state reports through stateChanged). */
   track(data: AccountData): void {
     this.log?.journal.track(data);
@@ -443,10 +681,10 @@ export class Store {
   }
 
   private writeLater(): void {
-    if (this.flushTimer || this.writing) return;
+    if (this.flushTimer || this.writing || this.degraded) return;
     this.flushTimer = setTimeout(() => {
-      // A failed background write must never crash the process; the next change retries it.
-      this.flush().catch((error) => this.events.emit('writeFailed', error));
+      // A failed background write must never crash the process (fail() already rolled memory back).
+      this.flush().catch(() => undefined);
     }, this.options.flushDelayMs ?? 50);
     this.flushTimer.unref();
   }
@@ -458,13 +696,15 @@ export class Store {
 
   /**
    * Resolves once every change made before the call is in the data file (at once without --data,
-   * or when nothing is pending); rejects if the write that should hold them fails (they stay pending,
-   * and the next write retries them). One write serves every caller waiting at that moment.
+   * or when nothing is pending); rejects with 503 storage_unavailable if a write fails first: the
+   * changes were then rolled back (see fail). One write serves every caller waiting at that moment.
    */
   async flush(): Promise<void> {
     if (!this.options.file) return;
     const target = this.changes;
+    const epoch = this.epoch;
     while (this.written < target) {
+      if (this.epoch !== epoch || this.degraded) throw storageError();
       if (this.writing) {
         // A write under way may have begun before some of these changes: wait for it, then look again.
         await this.writing.catch(() => undefined);
@@ -479,7 +719,7 @@ export class Store {
     return this.pending ? this.flush() : Promise.resolve();
   }
 
-  /** One write of the whole document; the adapter serialises it before its first await. */
+  /** One write of what changed; the adapter takes the batch before its first await. */
   private writeNow(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
@@ -494,16 +734,81 @@ export class Store {
       },
       (error: unknown) => {
         this.writing = undefined;
-        throw error;
+        this.fail(error);
+        throw storageError();
       },
     );
     return this.writing;
   }
 
+  /**
+   * A write of the data file failed (after its retry): refuse writes, roll memory back to what the
+   * file holds, and probe the file until it can be written again. Every change not in the file is
+   * gone from memory too, and everyone who waited on one gets 503.
+   */
+  private fail(error: unknown): void {
+    this.degraded = { reason: describeFailure(error), since: new Date(this.options.realNow()).toISOString() };
+    this.epoch += 1;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.events.emit('writeFailed', error);
+    const reloading: Promise<void> = this.reload().catch((reloadError: unknown) => void this.events.emit('writeFailed', reloadError)).finally(() => {
+      if (this.reloading === reloading) this.reloading = undefined;
+    });
+    this.reloading = reloading;
+    this.probeLater();
+  }
+
+  /** Read memory again from the data file: its last durable state. */
+  private async reload(): Promise<void> {
+    const log = this.log as LogFile;
+    const loaded = await log.reload();
+    for (const account of this.accounts.values()) account.retired = 'storage';
+    this.accounts.clear();
+    this.db.data = loaded ?? { ...freshData(this.seed), meta: this.db.data.meta };
+    // Nothing is pending: memory is what the file holds.
+    this.written = this.changes;
+    this.events.emit('storeReloaded');
+  }
+
+  private probeLater(): void {
+    if (this.probeTimer) return;
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = undefined;
+      void this.probe();
+    }, this.options.storageRetryMs ?? DEFAULT_STORAGE_RETRY_MS);
+    this.probeTimer.unref();
+  }
+
+  /** Try the data file again: writes resume when a new log segment can be made and synced. */
+  private async probe(): Promise<void> {
+    try {
+      if (this.reloading) await this.reloading;
+      await (this.log as LogFile).probe();
+    } catch {
+      this.probeLater();
+      return;
+    }
+    this.degraded = undefined;
+    this.events.emit('writeResumed');
+  }
+
   async close(): Promise<void> {
-    await this.flush();
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = undefined;
+    if (this.reloading) await this.reloading;
+    if (!this.degraded) await this.flush();
     await this.log?.close();
   }
+}
+
+/** The default period of the storage probe (and Retry-After of storage_unavailable), in ms. */
+const DEFAULT_STORAGE_RETRY_MS = 2000;
+
+function describeFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return code && !message.startsWith(code) ? `${code}: ${message}` : message;
 }
 
 function freshData(seed?: string): StoreData {

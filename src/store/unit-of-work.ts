@@ -1,10 +1,11 @@
-// Owns the unit of work of one account: what a request (or a due job, a fixture load, a batch) wrote,
-// so that it either all stays or all goes. Writes are applied to the account's data as they happen
-// (reads inside the work see them, and the store's indexes stay exact), each with its inverse kept
-// here; a thrown error runs the inverses newest first, so a refused request leaves the account as it
-// found it. What others may observe (the persistence journal's record of a change, recorded events
-// and the webhook jobs their listeners schedule, the clearing of tombstones) waits for the commit
-// and is dropped by a rollback.
+// Owns the unit of work of one account (or of the store's partners and keys): what a request (or a
+// due job, a fixture load, a batch) wrote, so that it either all stays or all goes. Writes are applied
+// to the data as they happen (reads inside the work see them, and the store's indexes stay exact),
+// each with its inverse kept here; a thrown error runs the inverses newest first, so a refused request
+// leaves the account as it found it. A commit has two steps: `prepare` hands every change to
+// persistence (which serialises it: a value the data file cannot hold throws there, and the work is
+// rolled back like any refused request), then `commit` runs what others may observe (recorded
+// events, the clearing of tombstones). A rollback drops both.
 //
 // A unit of work is synchronous: work that awaits (an upload reading a PDF) commits what it wrote
 // before its first await, and opens its own unit of work for what it writes after (see
@@ -14,6 +15,7 @@
 export class UnitOfWork {
   // Made on first use: most requests only read, and pay for none of them.
   private inverses: Array<() => void> | undefined;
+  private reports: Array<() => void> | undefined;
   private commits: Array<() => void> | undefined;
   private onceKeys: Set<string> | undefined;
   private undoKeys: Set<string> | undefined;
@@ -30,6 +32,11 @@ export class UnitOfWork {
     if (keys.has(key)) return;
     keys.add(key);
     this.undo(make());
+  }
+
+  /** Run `report` as the work prepares to commit, before any effect (persistence's record of a change); dropped by a rollback. */
+  beforeCommit(report: () => void): void {
+    (this.reports ??= []).push(report);
   }
 
   /** Run `effect` once the work commits; dropped by a rollback. */
@@ -49,6 +56,7 @@ export class UnitOfWork {
   absorb(inner: UnitOfWork): void {
     inner.finish();
     for (const inverse of inner.inverses ?? []) this.undo(inverse);
+    for (const report of inner.reports ?? []) this.beforeCommit(report);
     for (const effect of inner.commits ?? []) this.afterCommit(effect);
     for (const key of inner.onceKeys ?? []) (this.onceKeys ??= new Set()).add(key);
     for (const key of inner.undoKeys ?? []) (this.undoKeys ??= new Set()).add(key);
@@ -59,6 +67,16 @@ export class UnitOfWork {
     this.finish();
     const inverses = this.inverses ?? [];
     for (let i = inverses.length - 1; i >= 0; i--) inverses[i]();
+  }
+
+  /**
+   * Hand every change to persistence, in the order they were made; what throws here (a value that
+   * cannot be serialised) is the work's error: the caller rolls the work back.
+   */
+  prepare(): void {
+    const reports = this.reports;
+    this.reports = undefined;
+    if (reports) for (const report of reports) report();
   }
 
   /**

@@ -47,6 +47,10 @@ export function forwardSpec(raw: { forward_to?: string; topics?: string }, secre
 
 /** One subscription per topic (subscriptions have one topic each), marked with the stream's id. */
 export function addForwarder(account: Account, streamId: string, spec: ForwardSpec): string[] {
+  return account.transaction(() => addForwarderNow(account, streamId, spec));
+}
+
+function addForwarderNow(account: Account, streamId: string, spec: ForwardSpec): string[] {
   const now = account.clock.iso();
   const ids = spec.topics.map((topic) => subscriptions(account).insert({
     id: account.newId('whs'),
@@ -65,6 +69,10 @@ export function addForwarder(account: Account, streamId: string, spec: ForwardSp
 
 /** Deactivate a forwarder's subscriptions; their queued deliveries leave the queue (as for a deleted subscription). */
 export function removeForwarder(deps: Deps, account: Account, ids: readonly string[]): void {
+  account.transaction(() => removeForwarderNow(deps, account, ids));
+}
+
+function removeForwarderNow(deps: Deps, account: Account, ids: readonly string[]): void {
   for (const id of ids) {
     const sub = subscriptions(account).get(id);
     if (sub?.is_active) {

@@ -224,7 +224,12 @@ export class StreamHub {
     if (set && !set.size) this.byAccount.delete(connection.accountId);
     if (connection.forward) {
       const account = this.liveAccount(connection);
-      if (account) removeForwarder(this.deps, account, connection.forward.subscriptionIds);
+      try {
+        if (account) removeForwarder(this.deps, account, connection.forward.subscriptionIds);
+      } catch (error) {
+        // Refused (the data file cannot be written): the subscriptions stay, and are swept at the next start.
+        this.deps.log.warn({ err: error, account: connection.accountId }, 'stream forwarder not removed');
+      }
     }
     if (!this.connections.size) this.stopHeartbeat();
   }
@@ -245,7 +250,11 @@ export class StreamHub {
         connection.sink.end();
         continue;
       }
-      if (connection.forward) connection.forward.subscriptionIds = addForwarder(account, connection.id, connection.forward.spec);
+      try {
+        if (connection.forward) connection.forward.subscriptionIds = addForwarder(account, connection.id, connection.forward.spec);
+      } catch (error) {
+        this.deps.log.warn({ err: error, account: connection.accountId }, 'stream forwarder not made again');
+      }
     }
   }
 

@@ -1,6 +1,12 @@
 // Owns the per-account ordered delivery queue: enqueue on every recorded event, send strictly in
 // order through scheduler jobs, retry at 30 s x 3^n on the account clock, pause after the fifth
 // retry, resume (10 per run, the rest in following cycles), and recover a queue cut by a restart.
+//
+// Every write is in a unit of work: an event's deliveries and their place in the queue in the unit
+// that records the event (all or nothing), an attempt's start (`in_flight`) in one, and its outcome
+// (the delivery, the queue, the retry's job, the attempt's log, the history's retention) in the next.
+// A run whose account was replaced, or whose write the data file refused, stops; what the file holds
+// (an attempt in flight, a send job due) is taken up again like after a restart.
 import type { Deps } from '../deps.js';
 import type { EventRecord } from '../events/events.js';
 import { deliveryFault } from '../faults.js';
@@ -13,6 +19,7 @@ import { activeSubscriptions, subscriptions, type Subscription } from './subscri
 import { LIMITS } from '../limits.js';
 import { pruneWebhookHistory } from './retention.js';
 import { defineStateValue } from '../store/module-state.js';
+import { ApiError } from '../errors.js';
 
 export const WEBHOOKS_SERVICE = 'webhooks';
 export const SEND_JOB = 'webhooks.send';
@@ -95,11 +102,22 @@ export class WebhookQueue {
 
   install(): void {
     this.deps.scheduler.register(SEND_JOB, (account, job) => this.runJob(account, job));
-    this.deps.events.on('recorded', (account, event) => {
-      this.enqueue(account, event);
-      this.prune(account);
-    });
-    for (const account of this.deps.store.allAccounts()) this.recover(account);
+    // Inside the unit of work that records the event: the event and its deliveries stay or go together.
+    this.deps.events.onRecord((account, event) => this.enqueue(account, event));
+    this.recoverAll();
+    // Memory read again from the data file after a failed write: once the file takes writes again,
+    // the queues are taken up as after a restart (an attempt cut short is sent again).
+    this.deps.store.events.on('writeResumed', () => this.recoverAll());
+  }
+
+  private recoverAll(): void {
+    for (const account of this.deps.store.allAccounts()) {
+      try {
+        account.transaction(() => this.recover(account));
+      } catch (error) {
+        this.deps.log.error({ err: error, account: account.id }, 'could not take up the webhook queue');
+      }
+    }
   }
 
   /** Wait until the account's due work, including deliveries it triggers, is done. */
@@ -113,35 +131,44 @@ export class WebhookQueue {
     this.connections.close();
   }
 
-  /** Every event recorded while subscriptions of its topic are active becomes one delivery per subscription. */
+  /**
+   * Every event recorded while subscriptions of its topic are active becomes one delivery per
+   * subscription, queued, in the unit of work that records the event (a savepoint: if it fails, the
+   * event stays and its deliveries go, all of them).
+   */
   enqueue(account: Account, event: EventRecord): void {
     try {
-      const subs = activeSubscriptions(account, event.topic);
-      if (!subs.length) return;
-      const ids: string[] = [];
-      for (const sub of subs) {
-        const delivery: DeliveryRecord = {
-          id: account.newId('whe'),
-          event_id: event.id,
-          topic: event.topic,
-          timestamp: event.timestamp,
-          subscription_id: sub.id,
-          endpoint_url: sub.endpoint_url,
-          status: 'pending',
-          attempts: 0,
-          last_error: null,
-          last_attempt_at: null,
-          next_attempt_at: null,
-        };
-        deliveries(account).insert(delivery);
-        ids.push(delivery.id);
-      }
-      changeQueue(account, (state) => state.queue.push(...ids));
-      this.kick(account);
+      account.transaction(() => this.enqueueNow(account, event));
     } catch (error) {
       // Recording an event must never fail the API request that caused it.
       this.deps.log.error({ err: error, account: account.id, topic: event.topic }, 'could not enqueue webhook deliveries');
     }
+  }
+
+  private enqueueNow(account: Account, event: EventRecord): void {
+    const subs = activeSubscriptions(account, event.topic);
+    if (!subs.length) return this.prune(account);
+    const ids: string[] = [];
+    for (const sub of subs) {
+      const delivery: DeliveryRecord = {
+        id: account.newId('whe'),
+        event_id: event.id,
+        topic: event.topic,
+        timestamp: event.timestamp,
+        subscription_id: sub.id,
+        endpoint_url: sub.endpoint_url,
+        status: 'pending',
+        attempts: 0,
+        last_error: null,
+        last_attempt_at: null,
+        next_attempt_at: null,
+      };
+      deliveries(account).insert(delivery);
+      ids.push(delivery.id);
+    }
+    changeQueue(account, (state) => state.queue.push(...ids));
+    this.kick(account);
+    this.prune(account);
   }
 
   /** Apply the history's retention (src/webhooks/retention.ts): settled history only, never the queue. */
@@ -149,12 +176,21 @@ export class WebhookQueue {
     pruneWebhookHistory(account, queueState(account).queue[0]);
   }
 
-  /** Start sending when nothing else will: not paused, no send job waiting, no run under way. */
+  /** Start sending when nothing else will: not paused, no send job waiting, no run under way (inside a unit of work). */
   private kick(account: Account): void {
     const state = queueState(account);
     if (state.paused || state.job || this.pumping.has(account.id) || !state.queue.length) return;
     this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
-    void this.deps.scheduler.runDue(account);
+    account.afterCommit(() => this.deps.scheduler.runInBackground(account));
+  }
+
+  /** kick() in a unit of work of its own, for a run that ended; refused when the account was replaced or the file cannot be written (then recovery takes it up). */
+  private kickAfterRun(account: Account): void {
+    try {
+      account.transaction(() => this.kick(account));
+    } catch (error) {
+      if (!(error instanceof ApiError)) this.deps.log.error({ err: error, account: account.id }, 'could not restart webhook delivery');
+    }
   }
 
   private schedule(account: Account, at: number, payload: SendJobPayload): void {
@@ -177,7 +213,7 @@ export class WebhookQueue {
     });
     if (queued) {
       this.schedule(account, account.clock.nowMs(), { reason: 'resume', budget: RETRY_RUN_SIZE });
-      void this.deps.scheduler.runDue(account);
+      account.afterCommit(() => this.deps.scheduler.runInBackground(account));
     }
     return queued;
   }
@@ -241,16 +277,20 @@ export class WebhookQueue {
     await this.pump(account, payload.budget);
   }
 
-  /** Send from the head, in order, until the queue is empty, an attempt fails, or the budget is spent. */
+  /**
+   * Send from the head, in order, until the queue is empty, an attempt fails, or the budget is spent.
+   * Each step writes in a unit of work of its own (the run spans awaits); a step refused because the
+   * account was replaced or the data file cannot be written ends the run.
+   */
   private async pump(account: Account, budget: number | null): Promise<void> {
     const state = queueState(account);
-    const current = () => queueState(account) === state && this.deps.store.account(account.partnerId, account.environment) === account;
+    const current = () => !account.retired && queueState(account) === state;
     this.pumping.add(account.id);
     try {
       let sent = 0;
       while (state.queue.length && current()) {
         if (budget !== null && sent >= budget) {
-          this.schedule(account, account.clock.nowMs() + CYCLE_MS, { reason: 'cycle', budget: RETRY_RUN_SIZE });
+          account.transaction(() => this.schedule(account, account.clock.nowMs() + CYCLE_MS, { reason: 'cycle', budget: RETRY_RUN_SIZE }));
           return;
         }
         const id = state.queue[0];
@@ -258,37 +298,48 @@ export class WebhookQueue {
         const sub = delivery && subscriptions(account).get(delivery.subscription_id);
         const event = delivery && eventOf(account, delivery);
         if (!delivery || !sub || !event || !sub.is_active) {
-          changeQueue(account, (changed) => changed.queue.shift());
-          if (delivery) dropDelivery(account, delivery);
+          account.transaction(() => {
+            changeQueue(account, (changed) => changed.queue.shift());
+            if (delivery) dropDelivery(account, delivery);
+          });
           continue;
         }
         const at = account.clock.iso();
         // A fault of the sandbox's own is a failed attempt too, so it follows the retry schedule
         // rather than being sent again at once, forever.
         const outcome = await this.send(account, delivery, sub, event).catch((error: unknown) => {
+          if (error instanceof ApiError) throw error;
           this.deps.log.error({ err: error, account: account.id, delivery: delivery.id }, 'webhook attempt could not be made');
           return { ok: false, status_code: null, error: 'internal error: the sandbox could not make this attempt', duration_ms: 0 };
         });
         if (!current()) return;
         const dropped = state.queue[0] !== id; // its subscription was deleted while the attempt was under way
-        this.settle(account, delivery, event, outcome, at, dropped);
+        account.transaction(() => this.settle(account, delivery, event, outcome, at, dropped));
+        this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error }, 'webhook attempt');
         if (dropped) continue;
         if (!outcome.ok) return;
         sent += 1;
       }
     } catch (error) {
+      // A write refused (a reset replaced the account, the data file cannot be written): the run ends;
+      // what the file holds is taken up by the next run or the recovery.
+      if (error instanceof ApiError) return;
       // Anything else that breaks a run pauses the account (POST /webhooks/retry resumes it): a
       // queue that kicked itself again at once would spin and starve every other request.
       this.deps.log.error({ err: error, account: account.id }, 'webhook delivery run failed; delivery paused');
-      if (current()) changeQueue(account, (changed) => { changed.paused = true; });
+      try {
+        if (current()) account.transaction(() => changeQueue(account, (changed) => { changed.paused = true; }));
+      } catch {
+        // refused too: the recovery takes the queue up
+      }
     } finally {
       this.pumping.delete(account.id);
       // Events recorded while this run was under way (or after a reset cut it short) still need a sender.
-      this.kick(this.deps.store.account(account.partnerId, account.environment));
+      this.kickAfterRun(this.deps.store.account(account.partnerId, account.environment));
     }
   }
 
-  /** One attempt: a scenario fault answers for the receiver, else a real POST. */
+  /** One attempt: a scenario fault answers for the receiver, else a real POST (noted as in flight first, in its own unit of work). */
   private async send(account: Account, delivery: DeliveryRecord, sub: Subscription, event: EventRecord): Promise<AttemptOutcome> {
     const fault = deliveryFault(this.deps, account, { topic: event.topic, url: sub.endpoint_url, event_id: event.idempotency_key });
     if (fault && 'timeout' in fault) {
@@ -298,20 +349,16 @@ export class WebhookQueue {
       // Even a 2xx fault fails the attempt: nothing reached the receiver, so the event must stay queued.
       return { ok: false, status_code: fault.status, error: `receiver answered ${fault.status} (scenario fail_delivery)`, duration_ms: 0 };
     }
-    const state = changeQueue(account, (changed) => {
-      changed.in_flight = delivery.id;
-      return changed;
-    });
-    try {
-      return await sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, underWay: this.underWay, connections: this.connections }, this.deps.realNow);
-    } finally {
-      if (queueState(account) === state) changeQueue(account, (changed) => { changed.in_flight = null; });
-    }
+    // Cleared by settle(), in the unit of work that records the outcome; still set after a restart
+    // (or a failed write of the file) means the attempt was cut short.
+    account.transaction(() => changeQueue(account, (changed) => { changed.in_flight = delivery.id; }));
+    return sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, underWay: this.underWay, connections: this.connections }, this.deps.realNow);
   }
 
-  /** Record an attempt's outcome; on failure schedule the next retry or pause the account. */
+  /** Record an attempt's outcome; on failure schedule the next retry or pause the account (inside a unit of work). */
   private settle(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: AttemptOutcome, at: string, dropped: boolean): void {
     let next: number | null = null;
+    if (queueState(account).in_flight !== null) changeQueue(account, (state) => { state.in_flight = null; });
     // Through update(), not in place: the data file logs only the objects its collection reports.
     deliveries(account).update(delivery.id, { attempts: delivery.attempts + 1, last_attempt_at: at });
     if (outcome.ok) {
@@ -338,7 +385,6 @@ export class WebhookQueue {
     }
     this.logAttempt(account, delivery, event.idempotency_key, outcome, at, next === null ? null : new Date(next).toISOString());
     this.prune(account);
-    this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error }, 'webhook attempt');
   }
 
   private logAttempt(account: Account, d: DeliveryRecord, eventKey: string, outcome: AttemptOutcome, at: string, nextAt: string | null): void {
@@ -355,7 +401,7 @@ export class WebhookQueue {
       duration_ms: outcome.duration_ms,
       next_attempt_at: nextAt,
     });
-    this.deps.activity.emit('attempt', account, attempt, d);
+    account.afterCommit(() => this.deps.activity.emit('attempt', account, attempt, d));
   }
 }
 

@@ -58,11 +58,15 @@ async function readAndFile(deps: Deps, account: Account, input: UploadInput, act
     if (!extracted.line_items.length) warnings.push('Could not read any line items.');
   }
 
-  // The document is stored first (the only await), then the vendor and the bill are filed in one unit
-  // of work: a bill is never seen without its document, and a failure files nothing.
-  const blobId = account.newId('doc');
+  // Each step after an await is its own unit of work on the account as it was when the upload began:
+  // the document's id, then its bytes (no unit: a file), then the vendor, the bill and the document's
+  // size in one unit, so a bill is never seen without its document, and a failure files nothing.
+  const blobId = account.transaction(() => account.newId('doc'));
   await room.write(blobId, bytes);
-  return deps.blobs.fileOrRelease(account, blobId, () => account.transaction(() => fileBill(deps, account, input, actor, extracted, warnings, { blob_id: blobId, size: bytes.length })));
+  return deps.blobs.fileOrRelease(account, blobId, () => account.transaction(() => {
+    room.keep(blobId, bytes.length);
+    return fileBill(deps, account, input, actor, extracted, warnings, { blob_id: blobId, size: bytes.length });
+  }));
 }
 
 function fileBill(deps: Deps, account: Account, input: UploadInput, actor: Actor, extracted: ExtractedData, warnings: string[], stored: { blob_id: string; size: number }) {

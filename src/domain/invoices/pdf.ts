@@ -45,20 +45,28 @@ export async function uploadInvoicePdf(deps: Deps, account: Account, id: string,
   }
   if (bytes.length > PDF_MAX_BYTES) throw tooLarge();
   const room = deps.blobs.reserve(account, bytes.length, input.content !== undefined ? 'content' : 'url');
-  const blobId = account.newId('pdf');
-  await room.write(blobId, bytes);
-  // Last write wins: the invoice points at the new copy only once it is stored (one unit of work with
-  // its event); the copy it replaces is freed after.
-  const { path, replaced } = await deps.blobs.fileOrRelease(account, blobId, () => account.transaction(() => {
-    const current = getInvoice(account, id);
-    const previous = current.pdf?.blob_id;
-    const stored = `pdfs/${current.id}/${blobId}.pdf`;
-    invoices(account).update(current.id, { pdf: { blob_id: blobId, path: stored, size: bytes.length, uploaded_at: account.clock.iso() }, updated_at: account.clock.iso() });
-    deps.events.record(account, 'invoice_updated', current.id, invoiceEventData(current));
-    return { path: stored, replaced: previous };
-  }));
-  if (replaced && replaced !== blobId) await deps.blobs.release(account, replaced);
-  return { path };
+  try {
+    // Each step after an await is its own unit of work on the account as it was when the upload began.
+    const blobId = account.transaction(() => account.newId('pdf'));
+    await room.write(blobId, bytes);
+    // Last write wins: the invoice points at the new copy only once it is stored (one unit of work with
+    // its event and the document's size); the copy it replaces gives its room back in the same unit,
+    // and its file goes once that is on disk.
+    const { path, replaced } = await deps.blobs.fileOrRelease(account, blobId, () => account.transaction(() => {
+      const current = getInvoice(account, id);
+      const previous = current.pdf?.blob_id;
+      const stored = `pdfs/${current.id}/${blobId}.pdf`;
+      room.keep(blobId, bytes.length);
+      if (previous && previous !== blobId) deps.blobs.forget(account, previous);
+      invoices(account).update(current.id, { pdf: { blob_id: blobId, path: stored, size: bytes.length, uploaded_at: account.clock.iso() }, updated_at: account.clock.iso() });
+      deps.events.record(account, 'invoice_updated', current.id, invoiceEventData(current));
+      return { path: stored, replaced: previous };
+    }));
+    if (replaced && replaced !== blobId) await deps.blobs.removeWhenDurable(account, replaced);
+    return { path };
+  } finally {
+    room.cancel(); // a no-op once kept
+  }
 }
 
 export function invoicePdfPath(invoice: Pick<Invoice, 'id'>): string {

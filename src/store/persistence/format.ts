@@ -60,8 +60,16 @@ export type Op =
   | ['r', account: string]
   /** Every account, partner and key gone (the globals follow in a 'g'). */
   | ['R']
-  /** Seed, signing key, partners and keys, whole (they are few). */
-  | ['g', meta: StoreData['meta'], partners: StoreData['partners'], keys: StoreData['keys']];
+  /** Seed, signing key, partners and keys, whole (written by earlier versions; replayed still). */
+  | ['g', meta: StoreData['meta'], partners: StoreData['partners'], keys: StoreData['keys']]
+  /** The seed and signing key. */
+  | ['m', meta: StoreData['meta']]
+  /** One partner, as it is now; or gone. */
+  | ['p', id: string, partner: StoreData['partners'][string]]
+  | ['px', id: string]
+  /** One API key, as it is now; or gone. */
+  | ['k', clientId: string, key: StoreData['keys'][string]]
+  | ['kx', clientId: string];
 
 export function emptyAccount(id: string, partnerId: string, environment: Environment): AccountData {
   return { id, partner_id: partnerId, environment, clock: { offset_ms: 0 }, counters: {}, collections: {}, jobs: [], state: {} };
@@ -79,6 +87,11 @@ export function ensureAccount(data: StoreData, id: string): AccountData {
 
 function ensureCollection(account: AccountData, name: string): CollectionData<{ id: string }> {
   return (account.collections[name] ??= { items: new Map(), order: [] }) as CollectionData<{ id: string }>;
+}
+
+/** Set an own entry: an entry named "__proto__" is data, never the object's prototype. */
+function setOwn(map: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(map, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** Apply one logged change to the document (replay). Unknown ops are a format error. */
@@ -127,7 +140,7 @@ export function applyOp(data: StoreData, op: Op): void {
     case 'ss': {
       const state = ensureAccount(data, op[1]).state;
       const map = (state[op[2]] ??= {}) as Record<string, unknown>;
-      map[op[3]] = op[4];
+      setOwn(map, op[3], op[4]);
       return;
     }
     case 'sx': {
@@ -149,6 +162,21 @@ export function applyOp(data: StoreData, op: Op): void {
       data.meta = op[1];
       data.partners = op[2];
       data.keys = op[3];
+      return;
+    case 'm':
+      data.meta = op[1];
+      return;
+    case 'p':
+      setOwn(data.partners, op[1], op[2]);
+      return;
+    case 'px':
+      delete data.partners[op[1]];
+      return;
+    case 'k':
+      setOwn(data.keys, op[1], op[2]);
+      return;
+    case 'kx':
+      delete data.keys[op[1]];
       return;
     default:
       throw new Error(`unknown change ${JSON.stringify((op as unknown[])[0])}`);

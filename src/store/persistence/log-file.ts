@@ -11,7 +11,12 @@
 // segment on top sets every object changed since to its logged value, in order, so the result is the
 // same. Crash safety: the snapshot is written to .FILE.<generation>.tmp, fsync'd and renamed (the directory
 // fsync'd); segments below its generation are removed only after that, and ignored if left.
-import { close, fdatasync, open as openFd, writeFile as writeFd } from 'node:fs';
+//
+// A failed append (a full disk, an I/O error) leaves no trace: the segment is cut back to its last whole
+// batch (or removed, when the append made it), and the batch is tried once more, intact, in a new
+// segment. When that fails too, the store rolls memory back to what the file holds (reload()) and
+// probes the file (probe()) until it can be written again.
+import { close, fdatasync, fstat, ftruncate, open as openFd, writeFile as writeFd } from 'node:fs';
 import { link, open, readdir, rename, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { basename, dirname, join } from 'node:path';
@@ -36,6 +41,8 @@ const SNAPSHOT_CHUNK_BYTES = 256 * 1024;
 const ORDER_IDS_PER_LINE = 10_000;
 const MAX_SEGMENTS_AT_START = 64;
 const ITEMS_PER_LINE = 500;
+/** Free room a probe needs before writes resume after a failed one (bytes). */
+const PROBE_BYTES = 64 * 1024;
 
 interface Capture {
   generation: number;
@@ -145,8 +152,18 @@ export class LogFile implements Adapter<StoreData> {
     const segment = this.generation;
     // Past the threshold, the state is copied in this same synchronous step (so it holds this batch)
     // and later appends go to a new segment; this batch still goes to the current one.
-    const capture = !this.compaction && this.logBytes + text.length > this.compactThreshold() ? this.rotate(data) : undefined;
-    return this.append(text, segment).then(() => {
+    let capture = !this.compaction && this.logBytes + text.length > this.compactThreshold() ? this.rotate(data) : undefined;
+    const appended = this.append(text, segment).catch((error: unknown) => {
+      // Once more, the same text, into a new segment. A copy made for a compaction goes: it holds this
+      // batch, and the segment the batch now lands in is the one its snapshot would fold in.
+      if (capture) this.newestSnapshot = 0;
+      capture = undefined;
+      return this.append(text, this.generation).catch((again: unknown) => {
+        this.unconfirmed = '';
+        throw again ?? error;
+      });
+    });
+    return appended.then(() => {
       this.unconfirmed = '';
       if (capture) {
         this.compaction = this.writeSnapshot(capture, true)
@@ -158,6 +175,51 @@ export class LogFile implements Adapter<StoreData> {
           });
       }
     });
+  }
+
+  /**
+   * Forget everything not in the file and read it again (after a failed write, see Store.fail): the
+   * data as the file holds it, and appends go on in a new segment. A compaction under way is dropped:
+   * it copied values that are rolled back.
+   */
+  async reload(): Promise<StoreData | null> {
+    this.newestSnapshot = 0;
+    await this.idle();
+    if (this.handle) {
+      const old = this.handle;
+      this.handle = undefined;
+      await closeFd(old.fd).catch(() => undefined);
+    }
+    this.journal.clear();
+    this.unconfirmed = '';
+    const loaded = await readDataFile(this.file);
+    this.journal.seq = loaded?.seq ?? 0;
+    this.snapshotBytes = loaded?.snapshotBytes ?? 0;
+    this.segmentBytes.clear();
+    if (loaded?.logBytes) this.segmentBytes.set(loaded.segments.at(-1) ?? loaded.generation, loaded.logBytes);
+    this.generation = Math.max(this.generation, loaded?.generation ?? 0, ((await listSegments(this.file)).at(-1) ?? 0) + 1);
+    return loaded?.data ?? null;
+  }
+
+  /**
+   * Whether the file can be written again: room for a probe of PROBE_BYTES (written, synced and
+   * removed beside the file), then the next segment made and synced, to take the next append. Throws,
+   * leaving no file behind, when either fails.
+   */
+  async probe(): Promise<void> {
+    const path = join(dirname(this.file), `.${basename(this.file)}.probe`);
+    try {
+      const handle = await open(path, 'w');
+      try {
+        await handle.writeFile(Buffer.alloc(PROBE_BYTES));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      await unlink(path).catch(() => undefined);
+    }
+    if (!this.handle) await this.append('', this.generation);
   }
 
   private async snapshotNow(data: StoreData): Promise<void> {
@@ -197,7 +259,11 @@ export class LogFile implements Adapter<StoreData> {
     };
   }
 
-  /** Append a batch to segment n and fsync it; a failed append closes the segment for good. */
+  /**
+   * Append a batch to segment n and fsync it. A failed append cuts the segment back to its last whole
+   * batch (or removes it, when this append made it) and closes it for good: the next append goes to
+   * a new segment.
+   */
   private async append(text: string, n: number): Promise<void> {
     if (this.handle && this.handle.n !== n) {
       const old = this.handle;
@@ -205,11 +271,22 @@ export class LogFile implements Adapter<StoreData> {
       await closeFd(old.fd).catch(() => undefined);
     }
     let fd = this.handle?.fd;
+    let made = false;
+    let before = this.segmentBytes.get(n) ?? 0;
+    const path = segmentPath(this.file, n);
     try {
       if (fd === undefined) {
-        fd = await openFdAsync(segmentPath(this.file, n), 'a');
+        // A new segment is made here ('wx'); one that exists already (never expected) is appended to.
+        try {
+          fd = await openFdAsync(path, 'wx');
+          made = true;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+          fd = await openFdAsync(path, 'a');
+          before = (await fstatAsync(fd)).size;
+        }
         this.handle = { n, fd };
-        const header = `${JSON.stringify({ format: LOG_FORMAT, version: VERSION, generation: n })}\n`;
+        const header = made ? `${JSON.stringify({ format: LOG_FORMAT, version: VERSION, generation: n })}\n` : '';
         await writeFdAsync(fd, header + text);
         await fdatasyncAsync(fd);
         await syncDirectory(dirname(this.file));
@@ -221,7 +298,14 @@ export class LogFile implements Adapter<StoreData> {
       this.grow(n, text.length);
     } catch (error) {
       // Never append after a possibly torn write: the batch is written again, into a new segment.
-      if (fd !== undefined) await closeFd(fd).catch(() => undefined);
+      if (fd !== undefined) {
+        if (!made) await ftruncateAsync(fd, before).then(() => fdatasyncAsync(fd as number)).catch(() => undefined);
+        await closeFd(fd).catch(() => undefined);
+      }
+      if (made || fd === undefined) {
+        await unlink(path).catch(() => undefined);
+        this.segmentBytes.delete(n);
+      }
       if (this.handle?.fd === fd) this.handle = undefined;
       if (n === this.generation) this.generation += 1;
       throw error;
@@ -240,6 +324,8 @@ export class LogFile implements Adapter<StoreData> {
       lines += 1;
       if (buffer.length >= SNAPSHOT_CHUNK_BYTES) {
         if (abortable && this.closing) throw new Error('closing');
+        // A newer snapshot was begun, or memory was read again from the file (reload): this copy is moot.
+        if (abortable && capture.generation !== this.newestSnapshot) throw SUPERSEDED;
         await handle.write(buffer);
         bytes += buffer.length;
         buffer = '';
@@ -305,6 +391,8 @@ export class LogFile implements Adapter<StoreData> {
 const SUPERSEDED = new Error('a newer snapshot was begun');
 
 const openFdAsync = promisify(openFd);
+const fstatAsync = promisify(fstat);
+const ftruncateAsync = promisify(ftruncate);
 /** Writes the whole string (it loops over partial writes) at the end: the descriptor is in append mode. */
 const writeFdAsync = promisify(writeFd) as (fd: number, text: string) => Promise<void>;
 const fdatasyncAsync = promisify(fdatasync);
