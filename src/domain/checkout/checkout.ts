@@ -32,6 +32,8 @@ export async function issueCheckoutToken(deps: Deps, account: Account, principal
     environment: account.environment,
     gen: tokenGeneration(account),
   }, now, expiresAt);
+  // Signed for the account as it was when the request began: a reset meanwhile removed the invoice.
+  account.assertCurrent();
   return { token, expires_at: expiresAt };
 }
 
