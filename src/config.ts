@@ -73,7 +73,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     validateResponses: false,
     realTimeTicks: false,
     flushDelayMs: 50,
-    storageRetryMs: 2000,
+    storageRetryMs: positiveFrom(env.SANDBOX_STORAGE_RETRY_MS, 2000, 'SANDBOX_STORAGE_RETRY_MS'),
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
     tokenTtl: positiveFrom(env.SANDBOX_TOKEN_TTL, DEFAULT_TOKEN_TTL_SECONDS, 'SANDBOX_TOKEN_TTL'),
   };
