@@ -236,3 +236,27 @@ describe('partners and keys in the data file', () => {
     expect(refused.body).toMatchObject({ code: 'limit_reached', validation_errors: { id: expect.stringContaining(`${LIMITS.keysPerPartner} keys`) } });
   });
 });
+
+describe('a failed append', () => {
+  it('is tried once more with its content intact, in a new segment, and nothing is lost or degraded', async () => {
+    const dir = scratch();
+    const file = join(dir, 'sandbox.json');
+    const store = await Store.open({ file, seed: 'retry', realNow: NOW, flushDelayMs: 60_000 });
+    const account = store.account('p_wall', 'production');
+    account.transaction(() => boxes(account).insert({ id: 'first' }));
+    await store.flush();
+    // A real fault of the open segment: its descriptor is closed under it, so the next append fails (EBADF).
+    const log = (store as unknown as { log: { handle?: { fd: number } } }).log;
+    const { closeSync } = await import('node:fs');
+    closeSync(log.handle!.fd);
+    for (let n = 0; n < 5; n++) account.transaction(() => boxes(account).insert({ id: `b${n}`, value: { n } }));
+    await store.flush();
+    expect(store.degraded).toBeUndefined();
+    const loaded = (await readDataFile(file))!;
+    expect(storeJson(loaded.data)).toBe(storeJson(store.data));
+    // No segment left empty or torn: every one has a header and whole batches.
+    expect(loaded.torn).toBe(0);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
