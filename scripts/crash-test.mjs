@@ -93,8 +93,11 @@ async function storedCustomers(file) {
   const loaded = await readDataFile(file);
   if (!loaded) throw new Error('no data file');
   const { data } = loaded;
-  const items = data.accounts?.[ACCOUNT]?.collections?.customers?.items ?? {};
-  return new Map(Object.values(items).map((c) => [c.external_id, c.id]));
+  const customers = data.accounts?.[ACCOUNT]?.collections?.customers;
+  if (!customers) return new Map();
+  // A Map of the objects; one the snapshot loaded and nothing read since is the offset of its text (cold-item.ts).
+  const objects = [...customers.items.values()].map((item) => (typeof item === 'number' ? customers.cold.read(item) : item));
+  return new Map(objects.map((c) => [c.external_id, c.id]));
 }
 
 function percentile(values, p) {
