@@ -181,7 +181,7 @@ describe('loading scenario documents', () => {
     // The operation checks run on a document that fits the schema.
     const undocumented = await load({ name: 'x', rules: [{ match: { operation: 'createCustomer' }, respond: { status: 204 } }] });
     expect(undocumented.body.validation_errors).toEqual({
-      'rules[0].respond.status': '204 is not an answer createCustomer documents (it documents 201, 400, 401, 403, 413, 422, 429, 500, 503): use one of those, or give a respond.body',
+      'rules[0].respond.status': '204 is not an answer createCustomer documents (it documents 201, 400, 401, 403, 409, 413, 422, 429, 500, 503): use one of those, or give a respond.body',
     });
   });
 
