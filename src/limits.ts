@@ -58,6 +58,14 @@ export const LIMITS = {
   failedJobsKept: 100,
   /** Live streams (GET /_sandbox/stream) open at once on one server. Beyond: 429 too_many_streams. */
   streamConnections: 32,
+  /**
+   * Live streams one partner (both environments) may hold at once: enough for `listen`,
+   * `requests --follow` and an inspector tab per environment, with room to spare, while four busy
+   * partners cannot fill the server. Beyond: 429 too_many_streams naming this cap.
+   */
+  streamConnectionsPerPartner: 8,
+  /** Of streamConnections, the slots only the default partner may take (the inspector and `listen` use it). Beyond, for others: 429. */
+  streamSlotsKeptForDefaultPartner: 4,
   /** Bytes of one stream a client has not read yet; beyond, the client is cut (it reconnects and re-reads history). */
   streamBufferBytes: 1 * MB,
   /** A heartbeat comment on every open stream this often (real time). */
