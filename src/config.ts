@@ -38,11 +38,19 @@ export interface SandboxConfig {
   compactMinBytes?: number;
   /** Size of each account's request journal ring. */
   journalSize: number;
+  /**
+   * The process-wide memory budget, in serialised bytes, of the request journal and the webhook
+   * history of every account together; past it the oldest entries of the process are evicted first
+   * (src/budget/memory-budget.ts). The CLI and the environment give it in MB.
+   */
+  memoryBudgetBytes: number;
   /** Life of access and checkout tokens in real seconds (`expires_in`); at least 1. */
   tokenTtl: number;
 }
 
 export const VERSION = '0.1.0';
+
+const MB = 1024 * 1024;
 
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
   return {
@@ -72,6 +80,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     realTimeTicks: false,
     flushDelayMs: 50,
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
+    memoryBudgetBytes: positiveFrom(env.SANDBOX_MEMORY_BUDGET_MB, LIMITS.memoryBudgetBytes / MB, 'SANDBOX_MEMORY_BUDGET_MB') * MB,
     tokenTtl: positiveFrom(env.SANDBOX_TOKEN_TTL, DEFAULT_TOKEN_TTL_SECONDS, 'SANDBOX_TOKEN_TTL'),
   };
 }
