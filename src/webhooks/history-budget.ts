@@ -30,6 +30,12 @@ const COLLECTIONS: Record<HistoryKind, (account: Account) => Collection<{ id: st
   attempts,
 };
 
+/**
+ * The stored names of those collections (events.ts, history.ts), to read what a data file loaded
+ * without making the collections: made over cold objects, a collection builds its indexes at once.
+ */
+const STORED_NAMES: Record<HistoryKind, string> = { events: 'events', deliveries: 'webhook_deliveries', attempts: 'webhook_attempts' };
+
 /** Cleared entries at the front of a ledger's lists are cut once this many and half of them. */
 const CUT_MIN = 256;
 
@@ -100,7 +106,7 @@ class HistoryLedger implements Ledger {
    * left as text (cold, see cold-item.ts) is sized from its text, never parsed. Bulk work at start.
    */
   adopt(): void {
-    const data = this.owner.account.data.collections[this.collection.name];
+    const data = this.owner.account.data.collections[STORED_NAMES[this.kind]];
     if (!data) return;
     for (const id of data.order) {
       const item = data.items.get(id);
@@ -151,9 +157,14 @@ class HistoryLedger implements Ledger {
     return undefined;
   }
 
+  /**
+   * The oldest entry's order, held or not: whether it is held (a queued delivery, an event a kept
+   * delivery carries) is found by evict(), which then takes nothing and the budget sets the ledger
+   * aside until it is touched. Cheap, and it makes no collection (at start, over a data file's cold
+   * objects, making one builds its indexes).
+   */
   evictableOrder(): number {
-    if (this.discarded || this.count < 2) return Infinity;
-    return this.ids[this.head] === this.stopAt() ? Infinity : this.orders[this.head];
+    return this.discarded || this.count < 2 ? Infinity : this.orders[this.head];
   }
 
   evict(bound: number, wanted: number): { entries: number; bytes: number } {
