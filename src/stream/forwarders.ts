@@ -52,14 +52,14 @@ export function addForwarder(account: Account, streamId: string, spec: ForwardSp
   return account.transaction(() => {
     const now = account.clock.iso();
     const ids = spec.topics.map((topic) => subscriptions(account).insert({
-    id: account.newId('whs'),
-    endpoint_url: spec.url,
-    topic,
-    is_active: true,
-    partner_id: account.partnerId,
-    secret_key: spec.secret,
-    created_at: now,
-    updated_at: now,
+      id: account.newId('whs'),
+      endpoint_url: spec.url,
+      topic,
+      is_active: true,
+      partner_id: account.partnerId,
+      secret_key: spec.secret,
+      created_at: now,
+      updated_at: now,
       forwarder: streamId,
     }).id);
     registry.update(account, (list) => list.push(...ids));
