@@ -40,11 +40,19 @@ export interface SandboxConfig {
   storageRetryMs: number;
   /** Size of each account's request journal ring. */
   journalSize: number;
+  /**
+   * The process-wide memory budget, in serialised bytes, of the request journal and the webhook
+   * history of every account together; past it the oldest entries of the process are evicted first
+   * (src/budget/memory-budget.ts). The CLI and the environment give it in MB.
+   */
+  memoryBudgetBytes: number;
   /** Life of access and checkout tokens in real seconds (`expires_in`); at least 1. */
   tokenTtl: number;
 }
 
 export const VERSION = '0.1.0';
+
+const MB = 1024 * 1024;
 
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
   return {
@@ -75,6 +83,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     flushDelayMs: 50,
     storageRetryMs: positiveFrom(env.SANDBOX_STORAGE_RETRY_MS, 2000, 'SANDBOX_STORAGE_RETRY_MS'),
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
+    memoryBudgetBytes: positiveFrom(env.SANDBOX_MEMORY_BUDGET_MB, LIMITS.memoryBudgetBytes / MB, 'SANDBOX_MEMORY_BUDGET_MB') * MB,
     tokenTtl: positiveFrom(env.SANDBOX_TOKEN_TTL, DEFAULT_TOKEN_TTL_SECONDS, 'SANDBOX_TOKEN_TTL'),
   };
 }

@@ -40,6 +40,18 @@ export const LIMITS = {
   journalObjectKeys: 100,
   /** Journal bytes kept per account; beyond, the oldest entries are dropped. */
   journalAccountBytes: 4 * MB,
+  /**
+   * The process-wide memory budget (default; --memory-budget / SANDBOX_MEMORY_BUDGET_MB change it):
+   * the serialised bytes of every account's request journal, event log, webhook history and delivery
+   * attempts together. Past it, the oldest entries of the whole process are evicted first, whichever
+   * account holds them; each account keeps its newest entry of each, and queued deliveries and their
+   * events are never evicted. Sized for Node's default heap of about 4 GB, leaving most of it to the
+   * objects accounts create (not counted: they are the data a test makes). A journal entry's bytes
+   * are its upper estimate, about twice what it holds in the heap.
+   */
+  memoryBudgetBytes: 512 * MB,
+  /** Past the budget, evictions go this far under it at once (at most; a 64th of a smaller budget). */
+  memoryBudgetSlackBytes: 1 * MB,
   /** Strings longer than this are shortened in journal entries. */
   journalStringChars: 2048,
   /** Nesting kept in journal entries; deeper values are replaced by a marker. */
@@ -63,6 +75,14 @@ export const LIMITS = {
   failedJobsKept: 100,
   /** Live streams (GET /_sandbox/stream) open at once on one server. Beyond: 429 too_many_streams. */
   streamConnections: 32,
+  /**
+   * Live streams one partner (both environments) may hold at once: enough for `listen`,
+   * `requests --follow` and an inspector tab per environment, with room to spare, while four busy
+   * partners cannot fill the server. Beyond: 429 too_many_streams naming this cap.
+   */
+  streamConnectionsPerPartner: 8,
+  /** Of streamConnections, the slots only the default partner may take (the inspector and `listen` use it). Beyond, for others: 429. */
+  streamSlotsKeptForDefaultPartner: 4,
   /** Bytes of one stream a client has not read yet; beyond, the client is cut (it reconnects and re-reads history). */
   streamBufferBytes: 1 * MB,
   /** A heartbeat comment on every open stream this often (real time). */

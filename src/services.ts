@@ -9,12 +9,15 @@ import type { Sleep } from './scenarios/intercept.js';
 import type { StreamHub } from './stream/hub.js';
 import type { DeliveryFaultHook } from './faults.js';
 import type { WebhookQueue } from './webhooks/queue.js';
+import type { MemoryBudget } from './budget/memory-budget.js';
 
 /** Every service by its name (the names are exported next to their owners: WEBHOOKS_SERVICE, JOURNAL, ...). */
 export interface Services {
   webhooks: WebhookQueue;
   stream: StreamHub;
   journal: Journal;
+  /** The process-wide budget of the journal and the webhook history (src/budget/memory-budget.ts). */
+  memoryBudget: MemoryBudget;
   scenarioEngine: ScenarioEngine;
   /** Tests only: how a scenario's delay waits. */
   scenarioSleep: Sleep;

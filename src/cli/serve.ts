@@ -8,6 +8,8 @@ import type { RunningSandbox } from '../sandbox.js';
 import { CliError, EXIT } from './errors.js';
 import { releaseStartupMemory } from './memory.js';
 
+const MB = 1024 * 1024;
+
 function whole(name: string, min = 0) {
   return (raw: string) => {
     const value = Number(raw);
@@ -44,6 +46,7 @@ export function withServeOptions(command: Command, env: SandboxConfig): Command 
     .option('--public-url <url>', 'origin used in generated links (SANDBOX_PUBLIC_URL)', env.publicUrl)
     .option('--admin-token <token>', 'require this token on the control plane (SANDBOX_ADMIN_TOKEN)', env.adminToken)
     .option('--journal-size <n>', 'request journal entries kept per account (SANDBOX_JOURNAL_SIZE)', whole('--journal-size'), env.journalSize)
+    .option('--memory-budget <MB>', 'memory for the request journals and webhook histories of all accounts together, in MB; past it the oldest entries go first (SANDBOX_MEMORY_BUDGET_MB)', whole('--memory-budget', 1), env.memoryBudgetBytes / MB)
     .option('--token-ttl <seconds>', 'life of access and checkout tokens in real seconds, default 3600 (SANDBOX_TOKEN_TTL)', whole('--token-ttl', 1), env.tokenTtl)
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SANDBOX_LOG_LEVEL)', env.logLevel);
 }
@@ -63,6 +66,8 @@ export interface ServeFlags {
   adminToken?: string;
   logLevel: SandboxConfig['logLevel'];
   journalSize: SandboxConfig['journalSize'];
+  /** In MB. */
+  memoryBudget: number;
   tokenTtl: SandboxConfig['tokenTtl'];
 }
 
@@ -94,6 +99,7 @@ export async function serve(flags: ServeFlags, env: SandboxConfig, problem?: Err
       adminToken: flags.adminToken,
       logLevel: flags.logLevel,
       journalSize: flags.journalSize,
+      memoryBudgetBytes: flags.memoryBudget * MB,
       tokenTtl: flags.tokenTtl,
       realTimeTicks: true,
     });

@@ -13,6 +13,7 @@ import type { Account } from '../store/store.js';
 import { Journal, type CopiedRequest, type KeptResponse, type RawRequest } from './journal.js';
 import { LIMITS } from '../limits.js';
 import { keptHeaders, partBudget, redact, redactHeaders } from './redact.js';
+import { memoryBudget } from '../budget/memory-budget.js';
 
 export const JOURNAL = 'journal';
 
@@ -157,7 +158,7 @@ export const journalFeature: Feature = {
   name: 'journal',
   control: { sandboxListRequests: listRequests, sandboxClearRequests: clearRequests },
   install(deps) {
-    deps.services.set(JOURNAL, new Journal(deps.config.journalSize, deps.store));
+    deps.services.set(JOURNAL, new Journal(deps.config.journalSize, deps.store, memoryBudget(deps)));
   },
   // Registered after the control plane (whose requests are not journaled) and before the API catch-all.
   routes(app, deps) {

@@ -1,7 +1,10 @@
 // Owns the request journal: per account, a bounded ring of the API requests it received (newest
 // first), kept in memory and emptied when the account (or the whole sandbox) is reset. Bounded
-// twice: each entry's serialised size (LIMITS.journalEntryBytes) and the account's total bytes
-// (LIMITS.journalAccountBytes), beyond which the oldest entries are dropped. Small entries keep
+// three times: each entry's serialised size (LIMITS.journalEntryBytes), the account's total bytes
+// (LIMITS.journalAccountBytes), beyond which the oldest entries are dropped, and the process-wide
+// memory budget (src/budget/memory-budget.ts), which each account's ring joins as a ledger: past
+// it, the oldest entries of the whole process go, whichever account holds them, and every account
+// keeps at least its newest entry. Small entries keep
 // references to what the request brought and the answer's JSON text, and are redacted when read
 // (secrets never leave through a listing); large ones are redacted and cut when recorded.
 import { createHash } from 'node:crypto';
@@ -10,6 +13,7 @@ import { pathMatches } from '../scenarios/engine.js';
 import { LIMITS } from '../limits.js';
 import { parse as parseQuery } from 'node:querystring';
 import { LEFT_OUT_KEY, partBudget, redact, redactHeaders } from './redact.js';
+import type { Ledger, MemoryBudget } from '../budget/memory-budget.js';
 
 export interface JournalEntry {
   id: string;
@@ -65,6 +69,8 @@ class Stored {
     /** `seed|account|journal|` (one string per account, shared) and the entry's sequence: joined only when the id is read. */
     private readonly idPrefix: string,
     private readonly seq: number,
+    /** Its place among every entry the process stores (MemoryBudget.next), for the memory budget. */
+    readonly order: number,
     readonly draft: JournalDraft,
     /** The operation's path template, for filtering by template. */
     readonly template: string | null,
@@ -135,33 +141,78 @@ export interface JournalFilter {
   limit?: number;
 }
 
-/** A fixed-size ring: writing past the end overwrites the oldest entry; `bytes` is what it holds. */
-class Ring {
+/**
+ * A fixed-size ring: writing past the end overwrites the oldest entry; `bytes` is what it holds. It is
+ * its account's ledger in the memory budget: what it drops on its own (overwritten, over the
+ * account's bytes, cleared) it releases there; what the budget evicts goes through evict().
+ */
+class Ring implements Ledger {
+  readonly kind = 'journal';
+  heapIndex = -1;
   private readonly slots: Array<Stored | undefined>;
   private head = 0;
   count = 0;
   bytes = 0;
 
   /** `idPrefix`: `seed|account|journal|`, the start of its entries' id sources (see Stored), one string for them all. */
-  constructor(readonly size: number, readonly idPrefix: string) {
+  constructor(readonly size: number, readonly idPrefix: string, private readonly budget: MemoryBudget) {
     this.slots = new Array<Stored | undefined>(size);
   }
 
   push(item: Stored): void {
-    if (this.count === this.size) this.bytes -= this.slots[this.head]?.bytes ?? 0;
+    if (this.count === this.size) {
+      const overwritten = this.slots[this.head]?.bytes ?? 0;
+      this.bytes -= overwritten;
+      this.budget.release(overwritten);
+    }
     this.slots[this.head] = item;
     this.head = (this.head + 1) % this.size;
     this.count = Math.min(this.count + 1, this.size);
     this.bytes += item.bytes;
   }
 
-  /** Forget the oldest entry. */
-  dropOldest(): void {
-    if (this.count === 0) return;
-    const oldest = (this.head - this.count + this.size) % this.size;
-    this.bytes -= this.slots[oldest]?.bytes ?? 0;
+  private oldestSlot(): number {
+    return (this.head - this.count + this.size) % this.size;
+  }
+
+  /** Forget the oldest entry; answers its bytes. */
+  private forgetOldest(): number {
+    const oldest = this.oldestSlot();
+    const bytes = this.slots[oldest]?.bytes ?? 0;
+    this.bytes -= bytes;
     this.slots[oldest] = undefined;
     this.count -= 1;
+    return bytes;
+  }
+
+  /** Forget the oldest entry (the account's own bytes cap). */
+  dropOldest(): void {
+    if (this.count === 0) return;
+    this.budget.release(this.forgetOldest());
+  }
+
+  /** Forget every entry (a DELETE of the journal, a reset): the ring is not used again. */
+  discard(): void {
+    this.budget.release(this.bytes);
+    this.budget.forget(this);
+    this.slots.fill(undefined);
+    this.count = 0;
+    this.bytes = 0;
+  }
+
+  /** The budget may take every entry but the newest. */
+  evictableOrder(): number {
+    return this.count > 1 ? (this.slots[this.oldestSlot()] as Stored).order : Infinity;
+  }
+
+  evict(bound: number, wanted: number): { entries: number; bytes: number } {
+    let entries = 0;
+    let bytes = 0;
+    while (this.count > 1 && bytes < wanted && (this.slots[this.oldestSlot()] as Stored).order < bound) {
+      bytes += this.forgetOldest();
+      entries += 1;
+    }
+    return { entries, bytes };
   }
 
   *newestFirst(): IterableIterator<Stored> {
@@ -203,12 +254,14 @@ export class Journal {
   /** Entries of answered requests not recorded yet (their account is being found). */
   private readonly recording = new Set<Promise<void>>();
 
-  constructor(private readonly size: number, private readonly store: Store) {
+  constructor(private readonly size: number, private readonly store: Store, private readonly budget: MemoryBudget) {
     store.events.on('accountReset', (account: Account) => {
+      this.rings.get(account.id)?.discard();
       this.rings.delete(account.id);
       this.sequences.delete(account.id);
     });
     store.events.on('storeReset', () => {
+      for (const ring of this.rings.values()) ring.discard();
       this.rings.clear();
       this.sequences.clear();
     });
@@ -238,21 +291,24 @@ export class Journal {
     if (this.size <= 0) return undefined;
     let ring = this.rings.get(account.id);
     if (!ring) {
-      ring = new Ring(this.size, `${this.store.seed}|${account.id}|journal|`);
+      ring = new Ring(this.size, `${this.store.seed}|${account.id}|journal|`, this.budget);
       this.rings.set(account.id, ring);
     }
     const seq = (this.sequences.get(account.id) ?? 0) + 1;
     this.sequences.set(account.id, seq);
     const { idPrefix } = ring;
-    let stored = new Stored(idPrefix, seq, draft, template, rawBytes(draft));
+    const order = this.budget.next();
+    let stored = new Stored(idPrefix, seq, order, draft, template, rawBytes(draft));
     // A part already copied (a large body) or an estimate over the budget: redacted, cut and sized exactly now.
     if (draft.request.kind === 'copy' || draft.response.kind === 'copy' || stored.bytes > LIMITS.journalEntryBytes) {
       const kept = withinBudget(materialise(stored));
-      stored = new Stored(idPrefix, seq, { ...draft, request: { kind: 'copy', value: kept.entry.request }, response: { kind: 'copy', value: kept.entry.response } }, template, kept.bytes, kept.entry);
+      stored = new Stored(idPrefix, seq, order, { ...draft, request: { kind: 'copy', value: kept.entry.request }, response: { kind: 'copy', value: kept.entry.response } }, template, kept.bytes, kept.entry);
     }
     ring.push(stored);
     // The account's total: the oldest entries go first, the newest always stays.
     while (ring.bytes > LIMITS.journalAccountBytes && ring.count > 1) ring.dropOldest();
+    // Then the process's: past the budget, the oldest entries of every account go first.
+    this.budget.charge(ring, stored.bytes);
     return stored;
   }
 
@@ -289,7 +345,9 @@ export class Journal {
   }
 
   clear(account: Account): number {
-    const count = this.rings.get(account.id)?.count ?? 0;
+    const ring = this.rings.get(account.id);
+    const count = ring?.count ?? 0;
+    ring?.discard();
     this.rings.delete(account.id);
     return count;
   }

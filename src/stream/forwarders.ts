@@ -2,7 +2,9 @@
 // them (`GET /_sandbox/stream?forward_to=URL`). They join the account's own ordered delivery queue,
 // so what a forwarding target receives is the real delivery (body, headers, order, retry schedule),
 // never a copy re-sent by the CLI. They are hidden from GET /webhooks, allow plain http, and are
-// removed when the stream closes, when the sandbox restarts, and re-made after an account reset.
+// re-made after an account reset. When the stream ends they are removed from the account, not
+// deactivated: a stream leaves nothing behind (no subscription, no registry entry), so nothing grows
+// with the streams a sandbox has seen. At start, whatever a stream cut by a crash left is removed.
 import type { Deps } from '../deps.js';
 import { TOPICS, type Topic } from '../events/events.js';
 import { invalidFields } from '../errors.js';
@@ -45,53 +47,62 @@ export function forwardSpec(raw: { forward_to?: string; topics?: string }, secre
   return { url: raw.forward_to, topics: [...new Set(topics)] as Topic[], secret: secret ?? null };
 }
 
-/** One subscription per topic (subscriptions have one topic each), marked with the stream's id. */
+/** One subscription per topic (subscriptions have one topic each), marked with the stream's id; one unit of work. */
 export function addForwarder(account: Account, streamId: string, spec: ForwardSpec): string[] {
-  return account.transaction(() => addForwarderNow(account, streamId, spec));
-}
-
-function addForwarderNow(account: Account, streamId: string, spec: ForwardSpec): string[] {
-  const now = account.clock.iso();
-  const ids = spec.topics.map((topic) => subscriptions(account).insert({
-    id: account.newId('whs'),
-    endpoint_url: spec.url,
-    topic,
-    is_active: true,
-    partner_id: account.partnerId,
-    secret_key: spec.secret,
-    created_at: now,
-    updated_at: now,
-    forwarder: streamId,
-  }).id);
-  registry.update(account, (list) => list.push(...ids));
-  return ids;
-}
-
-/** Deactivate a forwarder's subscriptions; their queued deliveries leave the queue (as for a deleted subscription). */
-export function removeForwarder(deps: Deps, account: Account, ids: readonly string[]): void {
-  account.transaction(() => removeForwarderNow(deps, account, ids));
-}
-
-function removeForwarderNow(deps: Deps, account: Account, ids: readonly string[]): void {
-  for (const id of ids) {
-    const sub = subscriptions(account).get(id);
-    if (sub?.is_active) {
-      const gone = subscriptions(account).update(id, { is_active: false, updated_at: account.clock.iso() });
-      webhookQueue(deps).dropSubscription(account, gone);
-    }
-  }
-  registry.update(account, (list) => {
-    for (const id of ids) {
-      const at = list.indexOf(id);
-      if (at >= 0) list.splice(at, 1);
-    }
+  return account.transaction(() => {
+    const now = account.clock.iso();
+    const ids = spec.topics.map((topic) => subscriptions(account).insert({
+      id: account.newId('whs'),
+      endpoint_url: spec.url,
+      topic,
+      is_active: true,
+      partner_id: account.partnerId,
+      secret_key: spec.secret,
+      created_at: now,
+      updated_at: now,
+      forwarder: streamId,
+    }).id);
+    registry.update(account, (list) => list.push(...ids));
+    return ids;
   });
 }
 
-/** At start no stream is open: forwarders left by the previous run are removed. */
+/**
+ * Remove a forwarder's subscriptions from the account, in one unit of work: their queued deliveries
+ * leave the queue first (as for a deleted subscription; their history stays, it names the url), then
+ * each subscription goes. Deactivated first, so that the active-subscription index never lists a
+ * removed one. Ids no longer stored (an account reset took them) are passed over.
+ */
+export function removeForwarder(deps: Deps, account: Account, ids: readonly string[]): void {
+  account.transaction(() => {
+    const all = subscriptions(account);
+    for (const id of ids) {
+      const sub = all.get(id);
+      if (!sub?.forwarder) continue;
+      if (sub.is_active) webhookQueue(deps).dropSubscription(account, all.update(id, { is_active: false, updated_at: account.clock.iso() }));
+      all.remove(id);
+    }
+    if (!registry.stored(account) || !registry.read(account).length) return;
+    registry.update(account, (list) => {
+      for (const id of ids) {
+        const at = list.indexOf(id);
+        if (at >= 0) list.splice(at, 1);
+      }
+    });
+  });
+}
+
+/**
+ * At start no stream is open: every forwarder subscription an earlier run left is removed, those its
+ * registry names (a stream cut by a crash) and any other (an earlier version only deactivated them,
+ * so a data file may hold thousands). Bulk work at start: walks each account's subscriptions once.
+ */
 export function sweepForwarders(deps: Deps): void {
   for (const account of deps.store.allAccounts()) {
-    if (!registry.stored(account)) continue;
-    removeForwarder(deps, account, [...registry.read(account)]);
+    const left = new Set(registry.stored(account) ? registry.read(account) : []);
+    if (Object.hasOwn(account.data.collections, subscriptions(account).name)) {
+      for (const sub of subscriptions(account).values()) if (sub.forwarder) left.add(sub.id);
+    }
+    if (left.size) removeForwarder(deps, account, [...left]);
   }
 }

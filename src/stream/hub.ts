@@ -11,6 +11,7 @@ import { ApiError, Errors, invalidFields } from '../errors.js';
 import { documentOperations } from '../http/openapi.js';
 import type { JournalEntry } from '../journal/journal.js';
 import { LIMITS } from '../limits.js';
+import { DEFAULT_PARTNER_ID } from '../auth/partners.js';
 import type { Account } from '../store/store.js';
 import { eventOf, type AttemptRecord, type DeliveryRecord } from '../webhooks/history.js';
 import { addForwarder, removeForwarder, type ForwardSpec } from './forwarders.js';
@@ -34,6 +35,10 @@ export interface StreamOptions {
   bufferBytes: number;
   /** Open streams per server; one more answers 429. */
   maxStreams: number;
+  /** Open streams of one partner (both environments); one more answers 429. */
+  maxStreamsPerPartner: number;
+  /** Of maxStreams, the slots only the default partner (the web inspector's and `listen`'s usual account) may take. */
+  defaultPartnerSlots: number;
   /** A comment line this often (real time) keeps proxies and idle clients from closing the stream. */
   heartbeatMs: number;
 }
@@ -75,10 +80,14 @@ export class StreamHub {
   readonly options: StreamOptions = {
     bufferBytes: LIMITS.streamBufferBytes,
     maxStreams: LIMITS.streamConnections,
+    maxStreamsPerPartner: LIMITS.streamConnectionsPerPartner,
+    defaultPartnerSlots: LIMITS.streamSlotsKeptForDefaultPartner,
     heartbeatMs: LIMITS.streamHeartbeatMs,
   };
   private readonly connections = new Map<string, Connection>();
   private readonly byAccount = new Map<string, Set<Connection>>();
+  /** Open streams per partner (both environments), for the per-partner cap. */
+  private readonly byPartner = new Map<string, number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private sequence = 0;
   private closing = false;
@@ -112,12 +121,37 @@ export class StreamHub {
     return this.connections.size;
   }
 
-  /** Start streaming to `sink` for the account; refuses past the cap with 429 before anything is sent. */
+  /** Open streams of one partner. */
+  openFor(partnerId: string): number {
+    return this.byPartner.get(partnerId) ?? 0;
+  }
+
+  /**
+   * Refuse a new stream of the partner with 429 past any of the three caps, the message naming the
+   * one that refused: the server's, the partner's, or (for any other partner) the slots left once
+   * those kept for the default partner are set aside. One partner can then never take every slot,
+   * and the default partner always finds one of its own.
+   */
+  private checkSlots(partnerId: string): void {
+    const { maxStreams, maxStreamsPerPartner } = this.options;
+    const kept = Math.min(this.options.defaultPartnerSlots, maxStreams);
+    if (this.connections.size >= maxStreams) {
+      throw new ApiError(Errors.tooManyStreams, { message: `At most ${maxStreams} streams may be open at once on this sandbox; close one first.` });
+    }
+    if (this.openFor(partnerId) >= maxStreamsPerPartner) {
+      throw new ApiError(Errors.tooManyStreams, { message: `Partner ${partnerId} has ${maxStreamsPerPartner} streams open, the most one partner may have at once (of ${maxStreams} on this sandbox); close one first.` });
+    }
+    if (partnerId !== DEFAULT_PARTNER_ID && this.connections.size - this.openFor(DEFAULT_PARTNER_ID) >= maxStreams - kept) {
+      throw new ApiError(Errors.tooManyStreams, {
+        message: `The ${maxStreams - kept} stream slots open to partners other than the default one are all taken (${kept} of the ${maxStreams} are kept for ${DEFAULT_PARTNER_ID}, the web inspector and listen); close one first.`,
+      });
+    }
+  }
+
+  /** Start streaming to `sink` for the account; refuses past a cap with 429 before anything is sent. */
   start(account: Account, req: IncomingMessage, sink: StreamSink, types: Set<StreamType>, forward?: ForwardSpec): void {
     if (this.closing) throw new ApiError(Errors.serviceUnavailable, { message: 'The sandbox is shutting down.' });
-    if (this.connections.size >= this.options.maxStreams) {
-      throw new ApiError(Errors.tooManyStreams, { message: `At most ${this.options.maxStreams} streams may be open at once on this sandbox; close one first.` });
-    }
+    this.checkSlots(account.partnerId);
     const connection: Connection = {
       // Not account.newId: opening a stream must not shift the seeded ids of the account's objects.
       id: `stm_${randomBytes(10).toString('hex')}`,
@@ -129,6 +163,7 @@ export class StreamHub {
     };
     if (forward) connection.forward = { spec: forward, subscriptionIds: addForwarder(account, connection.id, forward) };
     this.connections.set(connection.id, connection);
+    this.byPartner.set(connection.partnerId, this.openFor(connection.partnerId) + 1);
     let set = this.byAccount.get(account.id);
     if (!set) this.byAccount.set(account.id, (set = new Set()));
     set.add(connection);
@@ -219,6 +254,9 @@ export class StreamHub {
 
   private drop(connection: Connection): void {
     if (!this.connections.delete(connection.id)) return;
+    const left = this.openFor(connection.partnerId) - 1;
+    if (left > 0) this.byPartner.set(connection.partnerId, left);
+    else this.byPartner.delete(connection.partnerId);
     const set = this.byAccount.get(connection.accountId);
     set?.delete(connection);
     if (set && !set.size) this.byAccount.delete(connection.accountId);

@@ -7,6 +7,7 @@ import { ApiError, Errors } from '../errors.js';
 import { fireEvent, loadEventFactories } from './fire.js';
 import { deliveryBody, listAttempts, listHistory } from './history.js';
 import { WEBHOOKS_SERVICE, WebhookQueue, webhookQueue } from './queue.js';
+import { HistoryBudget } from './history-budget.js';
 import { createSubscription, deactivateSubscription, subscriptions, subscriptionView, type Subscription } from './subscriptions.js';
 
 const listWebhooks: Handler<'listWebhooks'> = ({ account, query }) => {
@@ -56,5 +57,7 @@ export const webhooksFeature: Feature = {
     const queue = new WebhookQueue(deps);
     deps.services.set(WEBHOOKS_SERVICE, queue);
     queue.install();
+    // After the queue: its listener makes an event's deliveries and applies the retention first.
+    new HistoryBudget(deps).install();
   },
 };

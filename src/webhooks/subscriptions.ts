@@ -22,7 +22,9 @@ export interface Subscription {
   forwarder?: string;
 }
 
-export const subscriptions = defineCollection<Subscription>('webhook_subscriptions', ['topic']);
+// Indexed by is_active too: counting the active ones (every POST /webhooks) and finding the deleted
+// ones walks those alone, never every subscription the account ever had.
+export const subscriptions = defineCollection<Subscription>('webhook_subscriptions', ['topic', 'is_active']);
 
 export const MAX_URL_LENGTH = LIMITS.webhookUrlChars;
 
@@ -71,10 +73,13 @@ export function checkEndpointUrl(deps: Deps, raw: string): string {
   return raw;
 }
 
-/** Active subscriptions of the account (the collection holds at most the active cap plus the deleted ones kept). */
+const ACTIVE = { field: 'is_active', value: 'true' };
+const DELETED = { field: 'is_active', value: 'false' };
+
+/** Active subscriptions of the account (a CLI forwarder's included): a walk of the active ones only. */
 function activeCount(account: Account): number {
   let count = 0;
-  for (const sub of subscriptions(account).values()) if (sub.is_active) count += 1;
+  for (const sub of subscriptions(account).newest(ACTIVE)) if (sub.is_active) count += 1;
   return count;
 }
 
@@ -118,7 +123,11 @@ export function deactivateSubscription(account: Account, id: string): Subscripti
 /** Keep the most recently deleted subscriptions listed; older deleted ones are dropped (their history stays). */
 function forgetOldDeleted(account: Account): void {
   const all = subscriptions(account);
-  const deleted = [...all.values()].filter((s) => !s.is_active);
+  // Counted without a walk of the deleted ones: their index may still list positions of removed
+  // subscriptions (a CLI forwarder's, until the collection clears its tombstones).
+  if (all.size - activeCount(account) <= LIMITS.webhookDeletedSubscriptionsKept) return;
+  // Oldest first, so that of two deleted at the same instant the earlier goes first.
+  const deleted = [...all.newest(DELETED)].filter((s) => !s.is_active).reverse();
   const excess = deleted.length - LIMITS.webhookDeletedSubscriptionsKept;
   if (excess <= 0) return;
   deleted.sort((a, b) => a.updated_at.localeCompare(b.updated_at));
