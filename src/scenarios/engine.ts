@@ -177,7 +177,8 @@ export class ScenarioEngine {
       loaded_at: account.clock.iso(),
       document,
     };
-    ownScenarios.update(account, (list) => list.push(scenario));
+    // Undone by taking it off again: never a copy of every loaded document (up to 100 of 1 MB each).
+    ownScenarios.update(account, (list) => list.push(scenario), (list) => { list.pop(); });
     return scenario;
   }
 
@@ -185,7 +186,8 @@ export class ScenarioEngine {
   remove(account: Account, id: string): boolean {
     const index = this.own(account).findIndex((s) => s.id === id);
     if (index >= 0) {
-      ownScenarios.update(account, (list) => list.splice(index, 1));
+      const [removed] = ownScenarios.read(account).slice(index, index + 1);
+      ownScenarios.update(account, (list) => list.splice(index, 1), (list) => { list.splice(index, 0, removed); });
       ruleCounters(account).delete(id);
       return true;
     }
@@ -201,7 +203,8 @@ export class ScenarioEngine {
     if (!count) return 0;
     const counters = ruleCounters(account);
     for (const scenario of own) counters.delete(scenario.id);
-    ownScenarios.update(account, (list) => { list.length = 0; });
+    const all = [...own];
+    ownScenarios.update(account, (list) => { list.length = 0; }, (list) => { list.push(...all); });
     return count;
   }
 

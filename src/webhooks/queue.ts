@@ -69,9 +69,28 @@ export function queueState(account: Account): Readonly<QueueState> {
   return queueStateValue.read(account);
 }
 
-/** Change the account's queue state: persisted, and undone with the unit of work under way (see module-state.ts). */
-function changeQueue<R>(account: Account, change: (state: QueueState) => R): R {
-  return queueStateValue.update(account, change);
+/**
+ * Set fields of the account's queue state: persisted, and undone field by field with the unit of work
+ * under way. Never through a copy of the whole state, as module state otherwise undoes a change: the
+ * queue may hold thousands of ids, and every attempt changes the state twice.
+ */
+function setQueue(account: Account, fields: Partial<QueueState>): void {
+  let previous: Partial<QueueState> = {};
+  queueStateValue.update(account, (state) => {
+    previous = Object.fromEntries(Object.keys(fields).map((name) => [name, state[name as keyof QueueState]]));
+    Object.assign(state, fields);
+  }, (state) => { Object.assign(state, previous); });
+}
+
+/** Queue deliveries at the end (undone by taking them off again). */
+function pushQueue(account: Account, ids: readonly string[]): void {
+  queueStateValue.update(account, (state) => { state.queue.push(...ids); }, (state) => { state.queue.splice(state.queue.length - ids.length, ids.length); });
+}
+
+/** Take the head off the queue (undone by putting it back). */
+function shiftQueue(account: Account): void {
+  let head: string | undefined;
+  queueStateValue.update(account, (state) => { head = state.queue.shift(); }, (state) => { if (head !== undefined) state.queue.unshift(head); });
 }
 
 interface SendJobPayload {
@@ -166,7 +185,7 @@ export class WebhookQueue {
       deliveries(account).insert(delivery);
       ids.push(delivery.id);
     }
-    changeQueue(account, (state) => state.queue.push(...ids));
+    pushQueue(account, ids);
     this.kick(account);
     this.prune(account);
   }
@@ -194,23 +213,20 @@ export class WebhookQueue {
   }
 
   private schedule(account: Account, at: number, payload: SendJobPayload): void {
-    changeQueue(account, (state) => { state.job = payload.reason; });
+    setQueue(account, { job: payload.reason });
     this.deps.scheduler.schedule(account, SEND_JOB, at, { ...payload });
   }
 
   private cancelJobs(account: Account): void {
     this.deps.scheduler.cancel(account, (job) => job.kind === SEND_JOB);
-    changeQueue(account, (state) => { state.job = null; });
+    setQueue(account, { job: null });
   }
 
   /** POST /webhooks/retry: reset the retry counter, unpause, and send in order, 10 per run. */
   resume(account: Account): number {
     this.cancelJobs(account);
-    const queued = changeQueue(account, (state) => {
-      state.paused = false;
-      state.retry_count = 0;
-      return state.queue.length;
-    });
+    setQueue(account, { paused: false, retry_count: 0 });
+    const queued = queueState(account).queue.length;
     if (queued) {
       this.schedule(account, account.clock.nowMs(), { reason: 'resume', budget: RETRY_RUN_SIZE });
       account.afterCommit(() => this.deps.scheduler.runInBackground(account));
@@ -233,10 +249,10 @@ export class WebhookQueue {
       } else kept.push(id);
     }
     if (kept.length === state.queue.length) return;
-    changeQueue(account, (changed) => { changed.queue = kept; });
+    setQueue(account, { queue: kept });
     if (kept[0] !== head && state.job === 'retry') {
       this.cancelJobs(account);
-      changeQueue(account, (changed) => { changed.retry_count = 0; });
+      setQueue(account, { retry_count: 0 });
       this.kick(account);
     }
   }
@@ -259,21 +275,18 @@ export class WebhookQueue {
         });
         this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, { ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt', duration_ms: 0 }, at, at);
       }
-      changeQueue(account, (changed) => { changed.in_flight = null; });
+      setQueue(account, { in_flight: null });
     }
     const waiting = account.data.jobs.some((job) => job.kind === SEND_JOB);
-    if (!waiting) changeQueue(account, (changed) => { changed.job = null; });
+    if (!waiting) setQueue(account, { job: null });
     if (!waiting && !state.paused && state.queue.length) this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
   }
 
   private async runJob(account: Account, job: JobData): Promise<void> {
     // Jobs of this kind are scheduled only by this queue, always with a SendJobPayload.
     const payload = job.payload as unknown as SendJobPayload;
-    const paused = changeQueue(account, (state) => {
-      state.job = null;
-      return state.paused;
-    });
-    if (paused) return;
+    setQueue(account, { job: null });
+    if (queueState(account).paused) return;
     await this.pump(account, payload.budget);
   }
 
@@ -299,7 +312,7 @@ export class WebhookQueue {
         const event = delivery && eventOf(account, delivery);
         if (!delivery || !sub || !event || !sub.is_active) {
           account.transaction(() => {
-            changeQueue(account, (changed) => changed.queue.shift());
+            shiftQueue(account);
             if (delivery) dropDelivery(account, delivery);
           });
           continue;
@@ -328,7 +341,7 @@ export class WebhookQueue {
       // queue that kicked itself again at once would spin and starve every other request.
       this.deps.log.error({ err: error, account: account.id }, 'webhook delivery run failed; delivery paused');
       try {
-        if (current()) account.transaction(() => changeQueue(account, (changed) => { changed.paused = true; }));
+        if (current()) account.transaction(() => setQueue(account, { paused: true }));
       } catch {
         // refused too: the recovery takes the queue up
       }
@@ -351,32 +364,28 @@ export class WebhookQueue {
     }
     // Cleared by settle(), in the unit of work that records the outcome; still set after a restart
     // (or a failed write of the file) means the attempt was cut short.
-    account.transaction(() => changeQueue(account, (changed) => { changed.in_flight = delivery.id; }));
+    account.transaction(() => setQueue(account, { in_flight: delivery.id }));
     return sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, underWay: this.underWay, connections: this.connections }, this.deps.realNow);
   }
 
   /** Record an attempt's outcome; on failure schedule the next retry or pause the account (inside a unit of work). */
   private settle(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: AttemptOutcome, at: string, dropped: boolean): void {
     let next: number | null = null;
-    if (queueState(account).in_flight !== null) changeQueue(account, (state) => { state.in_flight = null; });
+    if (queueState(account).in_flight !== null) setQueue(account, { in_flight: null });
     // Through update(), not in place: the data file logs only the objects its collection reports.
     deliveries(account).update(delivery.id, { attempts: delivery.attempts + 1, last_attempt_at: at });
     if (outcome.ok) {
       deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'delivered'), last_error: null, next_attempt_at: null });
       if (!dropped) {
-        changeQueue(account, (state) => {
-          state.queue.shift();
-          state.retry_count = 0;
-        });
+        shiftQueue(account);
+        setQueue(account, { retry_count: 0 });
       }
     } else if (dropped) {
       deliveries(account).update(delivery.id, { last_error: `${outcome.error}; subscription deleted, not retried` });
     } else {
-      const retries = changeQueue(account, (state) => {
-        if (state.retry_count < MAX_RETRIES) return (state.retry_count += 1);
-        state.paused = true;
-        return null;
-      });
+      const count = queueState(account).retry_count;
+      const retries = count < MAX_RETRIES ? count + 1 : null;
+      setQueue(account, retries === null ? { paused: true } : { retry_count: retries });
       if (retries !== null) {
         next = account.clock.nowMs() + retryDelayMs(retries);
         this.schedule(account, next, { reason: 'retry', budget: RETRY_RUN_SIZE });
