@@ -82,7 +82,7 @@ browserDescribe('hosted pages in headless Chromium', () => {
     await page.close();
   });
 
-  it('shows a declined card on the invoice page and leaves the invoice unpaid', async () => {
+  it('shows a declined card on the invoice page, keeps nothing of it, and leaves the invoice unpaid', async () => {
     const a = await api();
     const customer = (await a.post('/customers', { name: 'Declined Buyer' })).body;
     const invoice = (await a.post('/invoices', { customer_id: customer.id, exclude_from_autopay: true, line_items: [{ amount: 50 }] })).body;
@@ -90,9 +90,13 @@ browserDescribe('hosted pages in headless Chromium', () => {
     await page.goto((await a.get(`/invoices/${invoice.id}/payment-link`)).body.url);
     await page.check('input[name=method][value=card]');
     await page.fill('input[name=card_provider_token]', 'tok_card_declined');
-    await Promise.all([page.waitForURL(/payment=pay_/), page.click('#pay')]);
-    await expect(page.locator('#payment').textContent()).resolves.toContain('failed: card_declined');
+    const [answer] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.click('#pay')]);
+    expect(answer.status()).toBe(402);
+    await expect(page.locator('#error').textContent()).resolves.toBe('Payment failed: card_declined. The card was not saved.');
     await expect(page.locator('#status').textContent()).resolves.toBe('UPCOMING');
+    // The page offers a new instrument again, and no saved one.
+    expect(await page.locator('input[value^="saved:"]').count()).toBe(0);
+    expect((await a.get(`/customers/${customer.id}/payment-methods`)).body.data).toEqual([]);
     await page.close();
   });
 
@@ -109,5 +113,31 @@ browserDescribe('hosted pages in headless Chromium', () => {
     expect(Object.fromEntries(back.searchParams)).toEqual({ payment_request_id: created.id, status: 'paid', reference_id: 'order-77' });
     expect((await (await api()).get(`/payments/request/${created.id}`)).body.status).toBe('paid');
     await page.close();
+  });
+});
+
+describe('a hosted invoice page posted a failing new instrument (no browser needed)', () => {
+  it('saves no card, makes no default, records no payment, so the next autopay has nothing to fail on', async () => {
+    const plain = await setup();
+    const token = await plain.token();
+    const a = plain.as(token);
+    const customer = (await a.post('/customers', { name: 'Declined' }).expect(201)).body;
+    const invoice = (await a.post('/invoices', { customer_id: customer.id, exclude_from_autopay: true, line_items: [{ amount: 50 }] }).expect(201)).body;
+    const link = new URL((await a.get(`/invoices/${invoice.id}/payment-link`).expect(200)).body.url);
+    const before = events(plain).length;
+    for (const token of ['tok_card_declined', 'tok_card_declined']) {
+      const res = await plain.http.post(`${link.pathname}${link.search}`).type('form').send({ method: 'card', card_provider_token: token });
+      expect(res.status).toBe(402);
+      expect(res.text).toContain('Payment failed: card_declined. The card was not saved.');
+    }
+    expect((await a.get(`/customers/${customer.id}/payment-methods`).expect(200)).body.data).toEqual([]);
+    expect((await a.get(`/customers/${customer.id}`).expect(200)).body.default_payment_method_id).toBeNull();
+    expect((await a.get(`/invoices/${invoice.id}`).expect(200)).body.status).toBe('UPCOMING');
+    expect(events(plain).length).toBe(before);
+    // A saved method that fails is the API's case: the failed payment is recorded, the method stays.
+    const saved = (await a.post(`/customers/${customer.id}/payment-methods/card`, { card_provider_token: 'tok_card_declined' }).expect(201)).body.id;
+    const res = await plain.http.post(`${link.pathname}${link.search}`).type('form').send({ method: `saved:${saved}` });
+    expect(res.status).toBe(303);
+    expect((await a.get(`/customers/${customer.id}/payment-methods`).expect(200)).body.data.map((m: { id: string }) => m.id)).toEqual([saved]);
   });
 });
