@@ -64,7 +64,8 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(readonly template: ErrorTemplate, detail: ApiErrorDetail = {}) {
-    super(detail.message ?? template.message);
+    // Both documents hold a message to 1,000 characters: one that lists many fields is cut, never sent longer.
+    super(clipped(detail.message ?? template.message));
     this.name = 'ApiError';
     this.status = template.status;
     this.code = template.code;
@@ -75,6 +76,13 @@ export class ApiError extends Error {
   get body(): HttpErrorBody {
     return { code: this.code, message: this.message, validation_errors: this.validationErrors };
   }
+}
+
+/** The longest `message` the documents allow (HttpError.message maxLength). */
+const MESSAGE_CHARS = 1000;
+
+function clipped(message: string): string {
+  return message.length <= MESSAGE_CHARS ? message : `${message.slice(0, MESSAGE_CHARS - 1)}…`;
 }
 
 export interface HttpErrorBody {
