@@ -306,7 +306,7 @@ function bodyParsers(fast: BodyReader, parsers: Middleware[]): Middleware {
     const parsed = (error?: unknown) => {
       if (error) return next(error);
       try {
-        checkBody(req.body, req.headers['content-length']);
+        checkBody(req.body, req.headers);
       } catch (refused) {
         return next(refused);
       }

@@ -6,6 +6,7 @@
 // checking what is stored and what answers afterwards, not only the status.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -206,6 +207,21 @@ describe('every request body at the door', () => {
     expect(res.status).toBe(400);
     expect(res.body.validation_errors).toEqual({ [field]: `nests deeper than ${LIMITS.valueDepth} levels of objects and arrays` });
     expect(JSON.stringify(sb.deps.store.data)).toBe(before);
+  });
+
+  it('counts the nesting of a compressed body once inflated (100,000 brackets gzip to a few hundred bytes)', async () => {
+    // superagent would write a Buffer as JSON: sent as the bytes it is.
+    const gzipped = (bytes: Buffer) => sb.http.post('/customers').set('Authorization', `Bearer ${token}`).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip')
+      .serialize(((raw: Buffer) => raw) as unknown as (obj: unknown) => string).send(bytes as unknown as object);
+    const deep = gzipSync(`{"name":${deepText(100_000, false)}}`);
+    expect(deep.length).toBeLessThan(2 * (LIMITS.valueDepth + 1) * 10);
+    const res = await gzipped(deep);
+    expect(res.status).toBe(400);
+    expect(res.body.validation_errors).toEqual({ 'name[0][0][0]': `nests deeper than ${LIMITS.valueDepth} levels of objects and arrays` });
+    const small = gzipSync(`{"name":${deepText(LIMITS.valueDepth + 1, true)}}`);
+    expect(small.length).toBeLessThan(2 * (LIMITS.valueDepth + 1));
+    const refused = await gzipped(small);
+    expect(Object.keys(refused.body.validation_errors)).toEqual(['name.a.a.a']);
   });
 
   it('walks nothing for a body too short to nest past the limit, and refuses at exactly one level more than the limit', async () => {
