@@ -156,6 +156,8 @@ export function yamlWith(base, path, value) {
     // The loop closes inside the value at `path` (the whole document when `path` is the root).
     const spots = spotsOf(base).filter((p) => p.length > path.length && path.every((key, i) => p[i] === key));
     if (!spots.length) spots.push(...spotsOf(base).filter((p) => p.length > 0));
+    // A scalar document has nowhere to loop: the document becomes a list that holds itself.
+    if (!spots.length) return '&loop [*loop]\n';
     const spot = spots[value.spot % spots.length];
     const ancestorPath = spot.slice(0, value.ancestor % spot.length);
     const ancestor = ancestorPath.length ? doc.getIn(ancestorPath, true) : doc.contents;
