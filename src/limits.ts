@@ -55,6 +55,15 @@ export const LIMITS = {
    * JSON with each YAML alias counted where it is used. Beyond: 413 naming the field (or `body`).
    */
   scenarioBytes: 1 * MB,
+  /**
+   * Values (each scalar, object and array) of one request body or scenario document. Beyond: 413
+   * naming the field where the count went past it. The largest body the documents allow (an
+   * accounting sync of 400 items with 100 lines each) holds about 120,000; schema validation of a
+   * 15 MB list of bad items once took minutes and gigabytes to list every one.
+   */
+  bodyValues: 200_000,
+  /** Fields one HttpError names in validation_errors; beyond, one more entry ("…") says how many were left out. */
+  validationErrorFields: 100,
   /** Alias uses a YAML document may resolve (the yaml library's maxAliasCount). Beyond: 400 naming `body`. */
   yamlAliases: 100,
   /** A --fixtures file. Beyond: the start is refused with the reason. */

@@ -17,6 +17,7 @@ import { documentOperations, loadDocument } from '../src/http/openapi.js';
 import { findUnstorable } from '../src/http/storable.js';
 import { numeralProblem } from '../src/http/router.js';
 import { LIMITS } from '../src/limits.js';
+import { VALIDATION_ERROR_FIELDS } from '../src/errors.js';
 import { FRAMING_HEADERS } from '../src/scenarios/document.js';
 import { deepText, hostileYaml, jsonWithText, oddNumeral, prototypeKey, PROTOTYPE_NAMES, yamlWith } from '../scripts/fuzz/hostile-values.mjs';
 import { setup, type Api, type TestSandbox } from './helpers.js';
@@ -224,9 +225,27 @@ describe('every request body at the door', () => {
     expect(Object.keys(refused.body.validation_errors)).toEqual(['name.a.a.a']);
   });
 
+  it(`holds a body to LIMITS.bodyValues values (413 naming where the count passed it), and names at most LIMITS.validationErrorFields refused fields, with how many more`, async () => {
+    const list = (n: number) => `{"customer_id":"cus_x","line_items":[${Array(n).fill(0).join(',')}]}`;
+    const post = (text: string) => sb.http.post('/invoices').set('Authorization', `Bearer ${token}`).set('Content-Type', 'application/json').send(text);
+    // The body, customer_id, line_items and its items: 3 values before the items.
+    expect(VALIDATION_ERROR_FIELDS).toBe(LIMITS.validationErrorFields);
+    const under = await post(list(LIMITS.bodyValues - 3));
+    expect(under.status).toBe(400);
+    expect(Object.keys(under.body.validation_errors)).toHaveLength(LIMITS.validationErrorFields + 1);
+    expect(under.body.validation_errors).toMatchObject({ line_items: 'must NOT have more than 100 items', 'line_items[0]': 'must be object', '…': `${LIMITS.bodyValues - 3 + 1 - LIMITS.validationErrorFields} more fields are invalid` });
+    const over = await post(list(LIMITS.bodyValues - 2));
+    expect(over.status).toBe(413);
+    expect(over.body.validation_errors).toEqual({ [`line_items[${LIMITS.bodyValues - 3}]`]: expect.stringContaining(`past ${LIMITS.bodyValues} values`) });
+    // A YAML list of rules past the schema's 200 is refused before the schema walks it.
+    const rules = await loadYaml(`name: many\nrules:\n${'  - 0\n'.repeat(50_000)}`);
+    expect(rules.body.validation_errors).toEqual({ rules: 'must NOT have more than 200 items' });
+    expect((await api.get('/invoices')).body.data).toEqual([]);
+  });
+
   it('walks nothing for a body too short to nest past the limit, and refuses at exactly one level more than the limit', async () => {
-    expect(findUnstorable(JSON.parse(deepText(LIMITS.valueDepth, false)), { what: 'x', depth: LIMITS.valueDepth, bytes: Infinity })).toBeUndefined();
-    expect(findUnstorable(JSON.parse(deepText(LIMITS.valueDepth + 1, false)), { what: 'x', depth: LIMITS.valueDepth, bytes: Infinity })?.why).toMatch(/nests deeper/);
+    expect(findUnstorable(JSON.parse(deepText(LIMITS.valueDepth, false)), { what: 'x', depth: LIMITS.valueDepth, bytes: Infinity, values: Infinity })).toBeUndefined();
+    expect(findUnstorable(JSON.parse(deepText(LIMITS.valueDepth + 1, false)), { what: 'x', depth: LIMITS.valueDepth, bytes: Infinity, values: Infinity })?.why).toMatch(/nests deeper/);
     // The body is the first level: its field may nest 63 more.
     const deep = await api.post('/customers', JSON.parse(`{"name":${deepText(LIMITS.valueDepth - 1, false)}}`) as object);
     expect(deep.body.validation_errors).toEqual({ name: 'must be string' });
@@ -238,8 +257,8 @@ describe('the door measures a value as JSON does', () => {
     fc.assert(fc.property(fc.jsonValue({ depthSize: 'small' }), fc.string({ unit: 'binary' }), (value, text) => {
       for (const v of [value, text, { [text]: value }]) {
         const bytes = Buffer.byteLength(JSON.stringify(v));
-        expect(findUnstorable(v, { what: 'x', depth: 1000, bytes })).toBeUndefined();
-        expect(findUnstorable(v, { what: 'x', depth: 1000, bytes: bytes - 1 })?.status).toBe(413);
+        expect(findUnstorable(v, { what: 'x', depth: 1000, bytes, values: Infinity })).toBeUndefined();
+        expect(findUnstorable(v, { what: 'x', depth: 1000, bytes: bytes - 1, values: Infinity })?.status).toBe(413);
       }
     }), { seed: 4005, numRuns: 300 });
   });
@@ -258,15 +277,15 @@ describe('the door measures a value as JSON does', () => {
       const holder = holders[pick % holders.length];
       if (Array.isArray(holder)) holder.push(root);
       else holder.loop = root;
-      expect(findUnstorable(root, { what: 'x', depth: 1000, bytes: Infinity })?.why).toContain('contains itself');
+      expect(findUnstorable(root, { what: 'x', depth: 1000, bytes: Infinity, values: Infinity })?.why).toContain('contains itself');
     }), { seed: 4006, numRuns: 200 });
     let deep: unknown = 1;
     for (let i = 0; i < 1_000_000; i++) deep = [deep];
-    expect(findUnstorable(deep, { what: 'x', depth: 2_000_000, bytes: Infinity })).toBeUndefined();
+    expect(findUnstorable(deep, { what: 'x', depth: 2_000_000, bytes: Infinity, values: Infinity })).toBeUndefined();
     for (const odd of [new Date(), new Map(), new Set(), Buffer.from('x'), /x/, () => 1, Symbol('s'), 1n, undefined, NaN, -Infinity]) {
-      expect(findUnstorable({ a: [odd] }, { what: 'x', depth: 10, bytes: Infinity })?.path).toEqual(['a', 0]);
+      expect(findUnstorable({ a: [odd] }, { what: 'x', depth: 10, bytes: Infinity, values: Infinity })?.path).toEqual(['a', 0]);
     }
-    expect(findUnstorable(Object.create(null), { what: 'x', depth: 10, bytes: Infinity })).toBeUndefined();
+    expect(findUnstorable(Object.create(null), { what: 'x', depth: 10, bytes: Infinity, values: Infinity })).toBeUndefined();
   });
 });
 

@@ -21,6 +21,8 @@ export interface DoorRules {
   depth: number;
   /** Its size as compact JSON, in bytes, YAML aliases counted each time they are used; Infinity: not counted. */
   bytes: number;
+  /** Its values (each scalar, object and array, as often as it is used); Infinity: not counted. */
+  values: number;
 }
 
 /** Why a value cannot be stored, and where in it. */
@@ -108,8 +110,8 @@ function objectProblem(value: object): string | undefined {
 /**
  * The first reason `root` cannot be stored, or undefined when it can: a level past `rules.depth`, a
  * value that contains itself (a cyclic YAML alias), a value that is not JSON, or the running size
- * as JSON past `rules.bytes` (counted in document order, so the path named is where the size went
- * past the limit). One walk with its own stack: nothing recurses, whatever the depth; a value shared
+ * as JSON past `rules.bytes` or count of values past `rules.values` (counted in document order, so
+ * the path named is where the count went past the limit). One walk with its own stack: nothing recurses, whatever the depth; a value shared
  * by aliases is walked (and counted) at each use, but the walk stops at the first problem, so an
  * alias bomb costs at most the byte limit.
  */
@@ -125,8 +127,10 @@ export function findUnstorable(root: unknown, rules: DoorRules): Refusal | undef
   const onPath = new Set<object>();
   const refuse = (why: string, status: 400 | 413 = 400): Refusal => ({ path: path.slice(), why, status });
   const tooLarge = () => refuse(`takes ${rules.what.toLowerCase()} past ${sizeText(rules.bytes)} as JSON (a YAML alias counts each time it is used)`, 413);
+  let values = 0;
   let value: unknown = root;
   for (;;) {
+    if (++values > rules.values) return refuse(`takes ${rules.what.toLowerCase()} past ${rules.values} values (each string, number, object or array counts)`, 413);
     if (value !== null && typeof value === 'object') {
       const problem = objectProblem(value);
       if (problem) return refuse(problem);
@@ -260,8 +264,8 @@ export function readYaml(text: string, rules: DoorRules): unknown {
   return value;
 }
 
-/** The door's rules for a request body: its nesting (its size is the body parser's limit). */
-const BODY_RULES: DoorRules = { what: 'The request body', depth: LIMITS.valueDepth, bytes: Infinity };
+/** The door's rules for a request body: its nesting and its count of values (its size is the body parser's limit). */
+const BODY_RULES: DoorRules = { what: 'The request body', depth: LIMITS.valueDepth, bytes: Infinity, values: LIMITS.bodyValues };
 
 /**
  * Fewer bytes than a body needs to nest past the limit (an open and a close bracket per level): such

@@ -64,14 +64,26 @@ function schemaPath(): string {
   return existsSync(beside) ? beside : fileURLToPath(new URL('../../src/scenarios/scenario.schema.json', import.meta.url));
 }
 
+let schemaJson: { properties: { rules: { maxItems: number } } } | undefined;
+/** The scenario JSON Schema, read once. */
+function schema(): { properties: { rules: { maxItems: number } } } {
+  schemaJson ??= JSON.parse(readFileSync(schemaPath(), 'utf8')) as { properties: { rules: { maxItems: number } } };
+  return schemaJson;
+}
+
 let compiled: ValidateFunction | undefined;
 function validator(): ValidateFunction {
   if (!compiled) {
     // verbose: errors carry their schema, so a refused header is named with the schema's reason.
     const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true });
-    compiled = ajv.compile(JSON.parse(readFileSync(schemaPath(), 'utf8')));
+    compiled = ajv.compile(schema());
   }
   return compiled;
+}
+
+/** The schema's maxItems of `rules`. */
+function maxRules(): number {
+  return schema().properties.rules.maxItems;
 }
 
 let operationIds: Set<string> | undefined;
@@ -128,7 +140,7 @@ function fail(fields: Record<string, string>, message = 'The scenario document i
 }
 
 /** What the door allows a scenario document (src/http/storable.ts). */
-const DOCUMENT_RULES: DoorRules = { what: 'The scenario document', depth: LIMITS.valueDepth, bytes: LIMITS.scenarioBytes };
+const DOCUMENT_RULES: DoorRules = { what: 'The scenario document', depth: LIMITS.valueDepth, bytes: LIMITS.scenarioBytes, values: LIMITS.bodyValues };
 
 /**
  * Parse (when text) and check a document; a bad one is a 400 naming the offending field. The door
@@ -140,6 +152,10 @@ export function parseScenario(input: unknown): ScenarioDocument {
   if (typeof input === 'string') value = readYaml(input, DOCUMENT_RULES);
   else checkStorable(input, DOCUMENT_RULES);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) fail({ body: 'must be a scenario document (an object with name and rules)' });
+  // Past its maxItems, a list of rules is refused before the schema sees it: Ajv gathers the errors of
+  // each rule (a schema of its own) by copying the list so far, and 20,000 bad rules took seconds.
+  const rules = (value as { rules?: unknown }).rules;
+  if (Array.isArray(rules) && rules.length > maxRules()) fail({ rules: `must NOT have more than ${maxRules()} items` });
   const validate = validator();
   if (!validate(value)) {
     const fields = validationErrors(readable(validate.errors ?? []));
