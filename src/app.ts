@@ -1,7 +1,7 @@
 // Owns the assembly of the sandbox: createDeps() builds the injected services, createApp() wires
 // them into an express app (never listening: supertest and startSandbox both use it).
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { http } from './node-http.js';
 import { defaultConfig, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
@@ -43,6 +43,7 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
+import { letGo, orphaned, SEND_GUARD_SERVICE, SendGuard } from './http/send-guard.js';
 import { plainBodies, plainForm, plainJson, type BodyReader } from './http/json-body.js';
 import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
@@ -76,7 +77,8 @@ export interface DepsOverrides {
 }
 
 export async function createDeps(config: Partial<SandboxConfig> = {}, overrides: DepsOverrides = {}): Promise<Deps> {
-  const full: SandboxConfig = { ...defaultConfig(), ...config };
+  const defaults = defaultConfig();
+  const full: SandboxConfig = { ...defaults, ...config, sendLimits: { ...defaults.sendLimits, ...config.sendLimits } };
   const realNow = overrides.realNow ?? Date.now;
   const log = overrides.logger ?? createLogger(full.logLevel);
   const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow, flushDelayMs: full.flushDelayMs, compactMinBytes: full.compactMinBytes });
@@ -139,6 +141,10 @@ export function createApp(deps: Deps): SandboxApp {
   app.disable('x-powered-by');
   app.set('trust proxy', true);
   app.set('query parser', 'simple');
+  // The bound on answers clients do not read: one guard per app, told of every response's writes.
+  const guard = new SendGuard(deps.config.sendLimits, deps.realNow, deps.log);
+  deps.services.set(SEND_GUARD_SERVICE, guard);
+  reportWrites(app.response, guard);
   // One access line per request (pino-http): method, path, status, ms, account, operation; never
   // headers or bodies, so no secret reaches the log.
   const accessLine = accessLog(deps.log);
@@ -249,10 +255,28 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
 /**
  * The HTTP server for an app, not listening yet: startSandbox listens with it, and the tests hand it to
- * supertest, so both run requests exactly as served (header size limit, express's prototypes).
+ * supertest, so both run requests exactly as served (header size limit, time-outs, express's prototypes).
  */
-export function createSandboxServer(app: Express): Server {
-  return http.createServer({ maxHeaderSize: LIMITS.headerBytes, ...expressMessageClasses(app) }, app);
+export function createSandboxServer(app: SandboxApp): Server {
+  const server = http.createServer(
+    {
+      maxHeaderSize: LIMITS.headerBytes,
+      keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
+      headersTimeout: LIMITS.headersTimeoutMs,
+      requestTimeout: LIMITS.requestTimeoutMs,
+      ...expressMessageClasses(app),
+    },
+    (req, res) => {
+      // A pipelined request whose connection was dropped meanwhile (a client that did not read, see
+      // SendGuard): nobody can read its answer, so it is not handled.
+      if (!req.socket.destroyed) app(req, res);
+    },
+  );
+  // No idle time-out (node's default, said here): a handler may wait up to two minutes for a
+  // scenario's delay, and a live stream is quiet between heartbeats. A client that stops reading
+  // is the SendGuard's; one that sends too slowly meets the header and request time-outs above.
+  server.timeout = 0;
+  return server;
 }
 
 /**
@@ -267,6 +291,39 @@ function expressMessageClasses(app: Express): { IncomingMessage: typeof http.Inc
   Object.setPrototypeOf(AppRequest.prototype, app.request);
   Object.setPrototypeOf(AppResponse.prototype, app.response);
   return { IncomingMessage: AppRequest, ServerResponse: AppResponse };
+}
+
+/**
+ * Report every write of the app's responses to `guard`: write and end are where every byte of an
+ * answer starts (the router's JSON, express's send and json, pages, piped files, stream events).
+ * Set on app.response, the prototype express gives every response of the app (both lanes, whatever
+ * server runs it), rather than on a class of the server's: express's router sets that prototype on
+ * each response it handles, so anything set below it would be lost on express's routes.
+ */
+function reportWrites(responses: object, guard: SendGuard): void {
+  type Method = (this: ServerResponse, ...args: unknown[]) => unknown;
+  const methods = responses as Record<'write' | 'end', Method>;
+  const { write, end } = methods;
+  // A write the guard refuses, or one for a pipelined answer finished after its connection was
+  // dropped (kept, whole, on a response no socket will ever take), is not made: end() still ends
+  // the response and runs its callback.
+  methods.write = function (this: ServerResponse, ...args: unknown[]) {
+    if (orphaned(this)) {
+      letGo(this);
+      return false;
+    }
+    if (!guard.admit(this, args[0])) return false;
+    const written = write.apply(this, args);
+    guard.wrote(this);
+    return written;
+  };
+  methods.end = function (this: ServerResponse, ...args: unknown[]) {
+    if (orphaned(this)) letGo(this);
+    if (orphaned(this) || !guard.admit(this, args[0])) return end.call(this, args.find((arg) => typeof arg === 'function'));
+    const ended = end.apply(this, args);
+    guard.wrote(this);
+    return ended;
+  };
 }
 
 /** Paths express's routes answer (the landing page, the control plane, hosted pages, the served documents). */

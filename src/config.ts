@@ -2,6 +2,7 @@
 // Flags are parsed in cli.ts and win over the environment; programmatic callers pass SandboxConfig directly.
 import { LIMITS } from './limits.js';
 import { DEFAULT_TOKEN_TTL_SECONDS } from './auth/tokens.js';
+import type { SendLimits } from './http/send-guard.js';
 
 export type Environment = 'production' | 'demo';
 export const ENVIRONMENTS: readonly Environment[] = ['production', 'demo'];
@@ -40,6 +41,8 @@ export interface SandboxConfig {
   journalSize: number;
   /** Life of access and checkout tokens in real seconds (`expires_in`); at least 1. */
   tokenTtl: number;
+  /** The bound on answers clients do not read (src/http/send-guard.ts); LIMITS' values unless a test needs small ones. */
+  sendLimits: SendLimits;
 }
 
 export const VERSION = '0.1.0';
@@ -73,6 +76,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     flushDelayMs: 50,
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
     tokenTtl: positiveFrom(env.SANDBOX_TOKEN_TTL, DEFAULT_TOKEN_TTL_SECONDS, 'SANDBOX_TOKEN_TTL'),
+    sendLimits: { sendTimeoutMs: LIMITS.sendTimeoutMs, connectionQueuedBytes: LIMITS.connectionQueuedBytes, totalQueuedBytes: LIMITS.totalQueuedBytes },
   };
 }
 

@@ -9,6 +9,7 @@ import type { Sleep } from './scenarios/intercept.js';
 import type { StreamHub } from './stream/hub.js';
 import type { DeliveryFaultHook } from './faults.js';
 import type { WebhookQueue } from './webhooks/queue.js';
+import type { SendGuard } from './http/send-guard.js';
 
 /** Every service by its name (the names are exported next to their owners: WEBHOOKS_SERVICE, JOURNAL, ...). */
 export interface Services {
@@ -22,6 +23,8 @@ export interface Services {
   deliveryFaults: DeliveryFaultHook;
   /** Tests only: an extra CA, a resolver, a time-out for fetching PDFs. */
   'pdf.fetchOptions': Partial<FetchOptions>;
+  /** The bound on unread answers of the server made for these deps (createSandboxServer). */
+  sendGuard: SendGuard;
   /** The --fixtures document, loaded again after a full reset. */
   startFixtures: FixtureDocument;
 }
