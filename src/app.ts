@@ -233,8 +233,10 @@ export function createApp(deps: Deps): SandboxApp {
   // app.handle is where express enters its router (express 5's application.js); its types do not declare it.
   const core = app as unknown as { handle(req: Request, res: Response, callback?: NextFunction): void };
   const expressHandle = core.handle.bind(app);
+  // Every route is registered by now (the API route and the error handler come last).
+  const servedByExpress = expressPaths(app);
   core.handle = (req: Request, res: Response, callback?: NextFunction) => {
-    if (callback || !isApiRequest(req.url)) return expressHandle(req, res, callback);
+    if (callback || servedByExpress(req.url)) return expressHandle(req, res, callback);
     req.res = res;
     res.req = req;
     // A server made with expressMessageClasses(app) made them with these prototypes already; changing
@@ -326,11 +328,61 @@ function reportWrites(responses: object, guard: SendGuard): void {
   };
 }
 
-/** Paths express's routes answer (the landing page, the control plane, hosted pages, the served documents). */
-const EXPRESS_PATHS = /^\/(?:[?#]|$|_sandbox(?:[/?#]|$)|hosted\/|openapi\.(?:yaml|json)\/?(?:[?#]|$))/i;
+/** What this file reads of a layer of express's router (the router package's lib/layer.js). */
+interface RouterLayer {
+  /** Middleware used without a path (app.use(fn)): it runs for every request and routes none. */
+  slash: boolean;
+  /** The path or paths the layer was registered with. */
+  rawPath: unknown;
+  /** One matcher per path, as express's router runs them: a match object, or false. */
+  matchers: Array<(path: string) => unknown>;
+}
 
-function isApiRequest(url: string): boolean {
-  return !EXPRESS_PATHS.test(url);
+/**
+ * Which request URLs express's own routes answer, read once from the app's router after createApp
+ * registered everything: each route (app.get, app.post, ...) and each middleware mounted on a path
+ * (app.use('/_sandbox', ...)), matched by express's own matchers, so a route a feature adds on a new
+ * path is served by express without another list to keep in step. Pathless middleware (the access
+ * line, the shared steps, the journal, the API route) decides nothing and is left out.
+ */
+function expressPaths(app: Express): (url: string) => boolean {
+  const { stack } = (app as unknown as { router: { stack: RouterLayer[] } }).router;
+  const layers = stack.filter((layer) => !layer.slash);
+  // The first segment of each literal path, lower-cased (express's routing ignores case by default):
+  // most API requests are told apart by it alone. A layer whose first segment is a parameter, a
+  // pattern or a regular expression sends every request to its matchers.
+  const firstSegments = new Set<string>();
+  let anyFirst = false;
+  for (const layer of layers) {
+    for (const path of [layer.rawPath].flat(Infinity)) {
+      const first = typeof path === 'string' ? /^\/([^/]*)/.exec(path)?.[1] : undefined;
+      if (first === undefined || /[:*{}()[\]\\?+!]/.test(first)) anyFirst = true;
+      else firstSegments.add(first.toLowerCase());
+    }
+  }
+  return (url) => {
+    let end = url.length;
+    const query = url.indexOf('?');
+    if (query >= 0) end = query;
+    const hash = url.indexOf('#');
+    if (hash >= 0 && hash < end) end = hash;
+    const path = url.slice(0, end);
+    if (!anyFirst) {
+      const slash = path.indexOf('/', 1);
+      if (!firstSegments.has(path.slice(1, slash < 0 ? undefined : slash).toLowerCase())) return false;
+    }
+    for (const layer of layers) {
+      for (const matcher of layer.matchers) {
+        try {
+          if (matcher(path)) return true;
+        } catch {
+          // A parameter express cannot decode: express's router reports it, as it would without the lane.
+          return true;
+        }
+      }
+    }
+    return false;
+  };
 }
 
 /** Run middleware in order; an error (passed on or thrown) goes to `fail` and stops the rest. */
