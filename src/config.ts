@@ -1,5 +1,6 @@
-// Owns the sandbox's configuration: defaults, environment variables and their parsing.
-// Flags are parsed in cli.ts and win over the environment; programmatic callers pass SandboxConfig directly.
+// Owns the sandbox's configuration: defaults, environment variables and their parsing. The only
+// module of the server that reads the environment (test/config.test.ts checks it); flags are parsed
+// in src/cli/serve.ts and win over the environment; programmatic callers pass SandboxConfig directly.
 import { LIMITS } from './limits.js';
 import { DEFAULT_TOKEN_TTL_SECONDS } from './auth/tokens.js';
 import type { SendLimits } from './http/send-guard.js';
@@ -35,8 +36,12 @@ export interface SandboxConfig {
   realTimeTicks: boolean;
   /** How long changes are gathered before one write of the data file (ms). */
   flushDelayMs: number;
-  /** The data file's log is compacted into a new snapshot once larger than this and the snapshot (bytes; default 64 MB; tests make it small). */
-  compactMinBytes?: number;
+  /**
+   * The data file's log is compacted into a new snapshot once larger than this and the snapshot
+   * (bytes; absent: the store's 64 MB). SANDBOX_COMPACT_MIN_BYTES sets it, for the crash test, which
+   * needs compactions within seconds; tests pass it directly.
+   */
+  compactMinBytes: number | undefined;
   /** Size of each account's request journal ring. */
   journalSize: number;
   /** Life of access and checkout tokens in real seconds (`expires_in`); at least 1. */
@@ -45,9 +50,20 @@ export interface SandboxConfig {
   sendLimits: SendLimits;
 }
 
+/** Who starts the sandbox, for the defaults that differ between them. */
+export type Launcher = 'command-line' | 'library';
+
+/**
+ * The log level without --log-level or SANDBOX_LOG_LEVEL: the command line logs an access line per
+ * request (a person watches it); startSandbox() and createDeps() log warnings and errors only, since
+ * a test runner's output should not carry a line per request.
+ */
+export const DEFAULT_LOG_LEVEL: Readonly<Record<Launcher, string>> = { 'command-line': 'info', library: 'warn' };
+
 export const VERSION = '0.1.0';
 
-export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
+/** The configuration from the environment and the defaults; `launcher` picks the defaults that differ (the log level). */
+export function defaultConfig(env: NodeJS.ProcessEnv = process.env, launcher: Launcher = 'library'): SandboxConfig {
   return {
     port: intFrom(env.PORT, 4010, 'PORT'),
     host: env.HOST ?? '127.0.0.1',
@@ -60,7 +76,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     allowPrivateUrls: truthy(env.SANDBOX_ALLOW_PRIVATE_URLS),
     publicUrl: env.SANDBOX_PUBLIC_URL || undefined,
     adminToken: env.SANDBOX_ADMIN_TOKEN || undefined,
-    logLevel: env.SANDBOX_LOG_LEVEL ?? 'info',
+    logLevel: env.SANDBOX_LOG_LEVEL || DEFAULT_LOG_LEVEL[launcher],
     credentials: {
       production: {
         client_id: env.SANDBOX_CLIENT_ID ?? 'sandbox_client_id',
@@ -74,6 +90,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     validateResponses: false,
     realTimeTicks: false,
     flushDelayMs: 50,
+    compactMinBytes: env.SANDBOX_COMPACT_MIN_BYTES ? positiveFrom(env.SANDBOX_COMPACT_MIN_BYTES, 1, 'SANDBOX_COMPACT_MIN_BYTES') : undefined,
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
     tokenTtl: positiveFrom(env.SANDBOX_TOKEN_TTL, DEFAULT_TOKEN_TTL_SECONDS, 'SANDBOX_TOKEN_TTL'),
     sendLimits: { sendTimeoutMs: LIMITS.sendTimeoutMs, connectionQueuedBytes: LIMITS.connectionQueuedBytes, totalQueuedBytes: LIMITS.totalQueuedBytes },
