@@ -1,7 +1,7 @@
 // Owns the assembly of the sandbox: createDeps() builds the injected services, createApp() wires
 // them into an express app (never listening: supertest and startSandbox both use it).
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { http } from './node-http.js';
 import { defaultConfig, type Environment, type SandboxConfig } from './config.js';
 import type { Deps } from './deps.js';
@@ -43,6 +43,7 @@ import { payoutsFeature } from './domain/payouts/feature.js';
 import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
+import { letGo, orphaned, SEND_GUARD_SERVICE, SendGuard } from './http/send-guard.js';
 import { plainBodies, plainForm, plainJson, type BodyReader } from './http/json-body.js';
 import { checkBody } from './http/storable.js';
 import { ServiceRegistry } from './services.js';
@@ -77,7 +78,8 @@ export interface DepsOverrides {
 }
 
 export async function createDeps(config: Partial<SandboxConfig> = {}, overrides: DepsOverrides = {}): Promise<Deps> {
-  const full: SandboxConfig = { ...defaultConfig(), ...config };
+  const defaults = defaultConfig();
+  const full: SandboxConfig = { ...defaults, ...config, sendLimits: { ...defaults.sendLimits, ...config.sendLimits } };
   const realNow = overrides.realNow ?? Date.now;
   const log = overrides.logger ?? createLogger(full.logLevel);
   const store = await Store.open({ file: full.dataFile, seed: full.seed, realNow, flushDelayMs: full.flushDelayMs, compactMinBytes: full.compactMinBytes, storageRetryMs: full.storageRetryMs });
@@ -141,6 +143,10 @@ export function createApp(deps: Deps): SandboxApp {
   app.disable('x-powered-by');
   app.set('trust proxy', true);
   app.set('query parser', 'simple');
+  // The bound on answers clients do not read: one guard per app, told of every response's writes.
+  const guard = new SendGuard(deps.config.sendLimits, deps.realNow, deps.log);
+  deps.services.set(SEND_GUARD_SERVICE, guard);
+  reportWrites(app.response, guard);
   // One access line per request (pino-http): method, path, status, ms, account, operation; never
   // headers or bodies, so no secret reaches the log.
   const accessLine = accessLog(deps.log);
@@ -229,8 +235,10 @@ export function createApp(deps: Deps): SandboxApp {
   // app.handle is where express enters its router (express 5's application.js); its types do not declare it.
   const core = app as unknown as { handle(req: Request, res: Response, callback?: NextFunction): void };
   const expressHandle = core.handle.bind(app);
+  // Every route is registered by now (the API route and the error handler come last).
+  const servedByExpress = expressPaths(app);
   core.handle = (req: Request, res: Response, callback?: NextFunction) => {
-    if (callback || !isApiRequest(req.url)) return expressHandle(req, res, callback);
+    if (callback || servedByExpress(req.url)) return expressHandle(req, res, callback);
     req.res = res;
     res.req = req;
     // A server made with expressMessageClasses(app) made them with these prototypes already; changing
@@ -251,10 +259,28 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
 /**
  * The HTTP server for an app, not listening yet: startSandbox listens with it, and the tests hand it to
- * supertest, so both run requests exactly as served (header size limit, express's prototypes).
+ * supertest, so both run requests exactly as served (header size limit, time-outs, express's prototypes).
  */
-export function createSandboxServer(app: Express): Server {
-  return http.createServer({ maxHeaderSize: LIMITS.headerBytes, ...expressMessageClasses(app) }, app);
+export function createSandboxServer(app: SandboxApp): Server {
+  const server = http.createServer(
+    {
+      maxHeaderSize: LIMITS.headerBytes,
+      keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
+      headersTimeout: LIMITS.headersTimeoutMs,
+      requestTimeout: LIMITS.requestTimeoutMs,
+      ...expressMessageClasses(app),
+    },
+    (req, res) => {
+      // A pipelined request whose connection was dropped meanwhile (a client that did not read, see
+      // SendGuard): nobody can read its answer, so it is not handled.
+      if (!req.socket.destroyed) app(req, res);
+    },
+  );
+  // No idle time-out (node's default, said here): a handler may wait up to two minutes for a
+  // scenario's delay, and a live stream is quiet between heartbeats. A client that stops reading
+  // is the SendGuard's; one that sends too slowly meets the header and request time-outs above.
+  server.timeout = 0;
+  return server;
 }
 
 /**
@@ -271,11 +297,94 @@ function expressMessageClasses(app: Express): { IncomingMessage: typeof http.Inc
   return { IncomingMessage: AppRequest, ServerResponse: AppResponse };
 }
 
-/** Paths express's routes answer (the landing page, the control plane, hosted pages, the served documents). */
-const EXPRESS_PATHS = /^\/(?:[?#]|$|_sandbox(?:[/?#]|$)|hosted\/|openapi\.(?:yaml|json)\/?(?:[?#]|$))/i;
+/**
+ * Report every write of the app's responses to `guard`: write and end are where every byte of an
+ * answer starts (the router's JSON, express's send and json, pages, piped files, stream events).
+ * Set on app.response, the prototype express gives every response of the app (both lanes, whatever
+ * server runs it), rather than on a class of the server's: express's router sets that prototype on
+ * each response it handles, so anything set below it would be lost on express's routes.
+ */
+function reportWrites(responses: object, guard: SendGuard): void {
+  type Method = (this: ServerResponse, ...args: unknown[]) => unknown;
+  const methods = responses as Record<'write' | 'end', Method>;
+  const { write, end } = methods;
+  // A write the guard refuses, or one for a pipelined answer finished after its connection was
+  // dropped (kept, whole, on a response no socket will ever take), is not made: end() still ends
+  // the response and runs its callback.
+  methods.write = function (this: ServerResponse, ...args: unknown[]) {
+    if (orphaned(this)) {
+      letGo(this);
+      return false;
+    }
+    if (!guard.admit(this, args[0])) return false;
+    const written = write.apply(this, args);
+    guard.wrote(this);
+    return written;
+  };
+  methods.end = function (this: ServerResponse, ...args: unknown[]) {
+    if (orphaned(this)) letGo(this);
+    if (orphaned(this) || !guard.admit(this, args[0])) return end.call(this, args.find((arg) => typeof arg === 'function'));
+    const ended = end.apply(this, args);
+    guard.wrote(this);
+    return ended;
+  };
+}
 
-function isApiRequest(url: string): boolean {
-  return !EXPRESS_PATHS.test(url);
+/** What this file reads of a layer of express's router (the router package's lib/layer.js). */
+interface RouterLayer {
+  /** Middleware used without a path (app.use(fn)): it runs for every request and routes none. */
+  slash: boolean;
+  /** The path or paths the layer was registered with. */
+  rawPath: unknown;
+  /** One matcher per path, as express's router runs them: a match object, or false. */
+  matchers: Array<(path: string) => unknown>;
+}
+
+/**
+ * Which request URLs express's own routes answer, read once from the app's router after createApp
+ * registered everything: each route (app.get, app.post, ...) and each middleware mounted on a path
+ * (app.use('/_sandbox', ...)), matched by express's own matchers, so a route a feature adds on a new
+ * path is served by express without another list to keep in step. Pathless middleware (the access
+ * line, the shared steps, the journal, the API route) decides nothing and is left out.
+ */
+function expressPaths(app: Express): (url: string) => boolean {
+  const { stack } = (app as unknown as { router: { stack: RouterLayer[] } }).router;
+  const layers = stack.filter((layer) => !layer.slash);
+  // The first segment of each literal path, lower-cased (express's routing ignores case by default):
+  // most API requests are told apart by it alone. A layer whose first segment is a parameter, a
+  // pattern or a regular expression sends every request to its matchers.
+  const firstSegments = new Set<string>();
+  let anyFirst = false;
+  for (const layer of layers) {
+    for (const path of [layer.rawPath].flat(Infinity)) {
+      const first = typeof path === 'string' ? /^\/([^/]*)/.exec(path)?.[1] : undefined;
+      if (first === undefined || /[:*{}()[\]\\?+!]/.test(first)) anyFirst = true;
+      else firstSegments.add(first.toLowerCase());
+    }
+  }
+  return (url) => {
+    let end = url.length;
+    const query = url.indexOf('?');
+    if (query >= 0) end = query;
+    const hash = url.indexOf('#');
+    if (hash >= 0 && hash < end) end = hash;
+    const path = url.slice(0, end);
+    if (!anyFirst) {
+      const slash = path.indexOf('/', 1);
+      if (!firstSegments.has(path.slice(1, slash < 0 ? undefined : slash).toLowerCase())) return false;
+    }
+    for (const layer of layers) {
+      for (const matcher of layer.matchers) {
+        try {
+          if (matcher(path)) return true;
+        } catch {
+          // A parameter express cannot decode: express's router reports it, as it would without the lane.
+          return true;
+        }
+      }
+    }
+    return false;
+  };
 }
 
 /** Run middleware in order; an error (passed on or thrown) goes to `fail` and stops the rest. */

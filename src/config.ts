@@ -1,7 +1,9 @@
-// Owns the sandbox's configuration: defaults, environment variables and their parsing.
-// Flags are parsed in cli.ts and win over the environment; programmatic callers pass SandboxConfig directly.
+// Owns the sandbox's configuration: defaults, environment variables and their parsing. The only
+// module of the server that reads the environment (test/config.test.ts checks it); flags are parsed
+// in src/cli/serve.ts and win over the environment; programmatic callers pass SandboxConfig directly.
 import { LIMITS } from './limits.js';
 import { DEFAULT_TOKEN_TTL_SECONDS } from './auth/tokens.js';
+import type { SendLimits } from './http/send-guard.js';
 
 export type Environment = 'production' | 'demo';
 export const ENVIRONMENTS: readonly Environment[] = ['production', 'demo'];
@@ -34,8 +36,12 @@ export interface SandboxConfig {
   realTimeTicks: boolean;
   /** How long changes are gathered before one write of the data file (ms). */
   flushDelayMs: number;
-  /** The data file's log is compacted into a new snapshot once larger than this and the snapshot (bytes; default 64 MB; tests make it small). */
-  compactMinBytes?: number;
+  /**
+   * The data file's log is compacted into a new snapshot once larger than this and the snapshot
+   * (bytes; absent: the store's 64 MB). SANDBOX_COMPACT_MIN_BYTES sets it, for the crash test, which
+   * needs compactions within seconds; tests pass it directly.
+   */
+  compactMinBytes: number | undefined;
   /** While the data file cannot be written, how often it is tried again (ms); also the Retry-After of the 503s. */
   storageRetryMs: number;
   /** Size of each account's request journal ring. */
@@ -48,13 +54,26 @@ export interface SandboxConfig {
   memoryBudgetBytes: number;
   /** Life of access and checkout tokens in real seconds (`expires_in`); at least 1. */
   tokenTtl: number;
+  /** The bound on answers clients do not read (src/http/send-guard.ts); LIMITS' values unless a test needs small ones. */
+  sendLimits: SendLimits;
 }
+
+/** Who starts the sandbox, for the defaults that differ between them. */
+export type Launcher = 'command-line' | 'library';
+
+/**
+ * The log level without --log-level or SANDBOX_LOG_LEVEL: the command line logs an access line per
+ * request (a person watches it); startSandbox() and createDeps() log warnings and errors only, since
+ * a test runner's output should not carry a line per request.
+ */
+export const DEFAULT_LOG_LEVEL: Readonly<Record<Launcher, string>> = { 'command-line': 'info', library: 'warn' };
 
 export const VERSION = '0.1.0';
 
 const MB = 1024 * 1024;
 
-export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
+/** The configuration from the environment and the defaults; `launcher` picks the defaults that differ (the log level). */
+export function defaultConfig(env: NodeJS.ProcessEnv = process.env, launcher: Launcher = 'library'): SandboxConfig {
   return {
     port: intFrom(env.PORT, 4010, 'PORT'),
     host: env.HOST ?? '127.0.0.1',
@@ -67,7 +86,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     allowPrivateUrls: truthy(env.SANDBOX_ALLOW_PRIVATE_URLS),
     publicUrl: env.SANDBOX_PUBLIC_URL || undefined,
     adminToken: env.SANDBOX_ADMIN_TOKEN || undefined,
-    logLevel: env.SANDBOX_LOG_LEVEL ?? 'info',
+    logLevel: env.SANDBOX_LOG_LEVEL || DEFAULT_LOG_LEVEL[launcher],
     credentials: {
       production: {
         client_id: env.SANDBOX_CLIENT_ID ?? 'sandbox_client_id',
@@ -82,9 +101,11 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): SandboxConf
     realTimeTicks: false,
     flushDelayMs: 50,
     storageRetryMs: positiveFrom(env.SANDBOX_STORAGE_RETRY_MS, 2000, 'SANDBOX_STORAGE_RETRY_MS'),
+    compactMinBytes: env.SANDBOX_COMPACT_MIN_BYTES ? positiveFrom(env.SANDBOX_COMPACT_MIN_BYTES, 1, 'SANDBOX_COMPACT_MIN_BYTES') : undefined,
     journalSize: intFrom(env.SANDBOX_JOURNAL_SIZE, LIMITS.journalEntries, 'SANDBOX_JOURNAL_SIZE'),
     memoryBudgetBytes: positiveFrom(env.SANDBOX_MEMORY_BUDGET_MB, LIMITS.memoryBudgetBytes / MB, 'SANDBOX_MEMORY_BUDGET_MB') * MB,
     tokenTtl: positiveFrom(env.SANDBOX_TOKEN_TTL, DEFAULT_TOKEN_TTL_SECONDS, 'SANDBOX_TOKEN_TTL'),
+    sendLimits: { sendTimeoutMs: LIMITS.sendTimeoutMs, connectionQueuedBytes: LIMITS.connectionQueuedBytes, totalQueuedBytes: LIMITS.totalQueuedBytes },
   };
 }
 

@@ -166,6 +166,32 @@ export const LIMITS = {
    * expiry and revocation on every use). Beyond: the oldest is forgotten and verified again when used.
    */
   verifiedTokens: 10_000,
+  /**
+   * Answers held for the end of their batch (src/http/answer-batch.ts), all together, counted as the
+   * length of their text. An answer that would pass it is written at once, with the batch so far.
+   */
+  answerBatchBytes: 1 * MB,
+  /**
+   * Answer bytes one connection holds unflushed: what its socket has not sent yet (a whole write
+   * counts until it is sent) and its pipelined answers waiting for their turn. Beyond: the
+   * connection is dropped (reset). Above any answer the sandbox gives in the ordinary course
+   * (a full journal page is about 4 MB, a PDF at most 10 MB).
+   */
+  connectionQueuedBytes: 32 * MB,
+  /**
+   * The same summed over every connection of a server (the command line runs one). Beyond: the
+   * connections that went longest without taking a byte are dropped until it fits. A string counts
+   * its length, and may take twice that in memory.
+   */
+  totalQueuedBytes: 64 * MB,
+  /** A connection with unflushed answer bytes that takes none of them for this long (real time) is dropped. */
+  sendTimeoutMs: 30_000,
+  /** An idle kept-alive connection is closed after this long (node's default, set explicitly). */
+  keepAliveTimeoutMs: 5_000,
+  /** A request's headers must all arrive within this long (node's default, set explicitly). Beyond: 408 request_timeout. */
+  headersTimeoutMs: 60_000,
+  /** A whole request, headers and body, within this long (node's default, set explicitly). Beyond: 408 request_timeout. */
+  requestTimeoutMs: 300_000,
   /** The rate limit's window; a key idle for longer has its bucket dropped. */
   rateLimitWindowMs: 1000,
 } as const;

@@ -82,11 +82,8 @@ function checkOptions(options: object): void {
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   checkOptions(options);
   const { overrides, ...config } = options;
-  // A test runner's output should not carry a log line per request: warn unless asked otherwise.
-  const deps = await createDeps(
-    { realTimeTicks: true, logLevel: process.env.SANDBOX_LOG_LEVEL || 'warn', ...config },
-    overrides,
-  );
+  // The log level and the rest come from config.ts under the options (a library's defaults: warn).
+  const deps = await createDeps({ realTimeTicks: true, ...config }, overrides);
   const app = createApp(deps);
   const bindHost = config.host ?? '127.0.0.1';
   // Not app.listen: express 5 hands a listen error to its callback, which would look like success.

@@ -10,6 +10,7 @@ import type { StreamHub } from './stream/hub.js';
 import type { DeliveryFaultHook } from './faults.js';
 import type { WebhookQueue } from './webhooks/queue.js';
 import type { MemoryBudget } from './budget/memory-budget.js';
+import type { SendGuard } from './http/send-guard.js';
 
 /** Every service by its name (the names are exported next to their owners: WEBHOOKS_SERVICE, JOURNAL, ...). */
 export interface Services {
@@ -25,6 +26,8 @@ export interface Services {
   deliveryFaults: DeliveryFaultHook;
   /** Tests only: an extra CA, a resolver, a time-out for fetching PDFs. */
   'pdf.fetchOptions': Partial<FetchOptions>;
+  /** The bound on unread answers of the server made for these deps (createSandboxServer). */
+  sendGuard: SendGuard;
   /** The --fixtures document, loaded again after a full reset. */
   startFixtures: FixtureDocument;
 }

@@ -16,9 +16,12 @@ export async function freePort() {
   return port;
 }
 
-/** Start `node dist/cli.js --port <port> ...args` and resolve once its health check answers (20 s at most). */
-export async function startCli(port, args) {
-  const child = spawn(process.execPath, [CLI, '--port', String(port), ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+/**
+ * Start `node dist/cli.js --port <port> ...args` and resolve once its health check answers (20 s at
+ * most). `cli`: another build's cli.js (to compare); `nodeArgs`: node's own flags (a heap limit).
+ */
+export async function startCli(port, args, { cli = CLI, nodeArgs = [] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, cli, '--port', String(port), ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
     try {

@@ -25,9 +25,9 @@ function collect(value: string, previous: string[]): string[] {
 /** The environment's configuration; a bad variable is reported when the server starts (exit 2), not for client commands. */
 export function environmentConfig(): { env: SandboxConfig; problem?: Error } {
   try {
-    return { env: defaultConfig() };
+    return { env: defaultConfig(process.env, 'command-line') };
   } catch (error) {
-    return { env: defaultConfig({}), problem: error as Error };
+    return { env: defaultConfig({}, 'command-line'), problem: error as Error };
   }
 }
 

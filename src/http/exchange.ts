@@ -26,7 +26,9 @@ export interface ExchangeState {
   answered?: true;
   /** A JSON body as received, when the fast path read it (json-body.ts): the journal keeps this text rather than serialise the parsed body again. */
   requestText?: string;
-  /** The answer as sent: its body, and its JSON text when the router serialised it. */
+  /** Set by the journal for a request it records: only then is the answer kept below until the response closes. */
+  journaled?: true;
+  /** The answer as sent: its body, and its JSON text when the router serialised it (journaled requests only). */
   responseBody?: unknown;
   responseText?: string;
 }

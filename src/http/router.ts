@@ -380,7 +380,8 @@ export function send(res: Response, reply: Reply): void {
   const state = exchange(res);
   if (res.headersSent || state.dropped || state.answered) return;
   state.answered = true;
-  state.responseBody = reply.body;
+  // Kept for the journal until the response closes (a client that does not read holds it that long).
+  if (state.journaled) state.responseBody = reply.body;
   let typed = false;
   if (reply.headers) {
     for (const name of Object.keys(reply.headers)) {
@@ -395,7 +396,7 @@ export function send(res: Response, reply: Reply): void {
   // Serialised once, sent as is: no ETag (no answer of the API is cacheable), no second pass.
   const text = JSON.stringify(reply.body);
   // The journal keeps this text (redacted when read) rather than a copy of the body.
-  state.responseText = text;
+  if (state.journaled) state.responseText = text;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
   endInBatch(res, res.req.method === 'HEAD' ? undefined : text);

@@ -138,6 +138,7 @@ export function journalMiddleware(deps: Deps) {
     };
     // 'close' follows 'finish' on every response (and alone when the connection is cut): one listener.
     res.on('close', finish);
+    exchange(res).journaled = true;
     next();
   };
 }
