@@ -28,8 +28,20 @@ export const LIMITS = {
   amountMax: 1_000_000_000,
   /** A webhook subscription's endpoint_url. Beyond: 400. */
   webhookUrlChars: 2048,
+  /**
+   * An error answer's `message`, and each `validation_errors` message (both documents' HttpError
+   * maxLength): a longer one, such as the reasons of a document wrong in many fields, is shortened
+   * and ends with an ellipsis.
+   */
+  errorMessageChars: 1000,
   /** Webhook delivery retries before the account's queue pauses (the spec's 5). */
   webhookRetries: 5,
+  /**
+   * Copies a duplicate delivery drill sends after the delivery itself (a scenario's
+   * `duplicate_delivery.count`, `POST /_sandbox/events` `duplicate`): a receiver that handles one
+   * duplicate handles five; more would only hold the account's ordered queue. Beyond: 400 naming the field.
+   */
+  webhookDuplicateCopies: 5,
   /** Request journal entries kept per account (default; --journal-size changes it). */
   journalEntries: 500,
   /** Serialised size of one journal entry (request headers, query and body get half, the response body half). */
