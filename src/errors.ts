@@ -1,6 +1,8 @@
 // Owns every HttpError the sandbox can answer: one named template per code, and the ApiError that carries it.
-// At the bottom of the module graph (it imports nothing): the store, the domain and the HTTP layer all throw these.
+// At the bottom of the module graph (it imports only the limits table, which imports nothing): the
+// store, the domain and the HTTP layer all throw these.
 // Handlers throw `new ApiError(Errors.x, {...})`; nothing else builds an error body by hand.
+import { LIMITS } from './limits.js';
 
 export interface ErrorTemplate {
   status: number;
@@ -58,6 +60,24 @@ export const Errors = {
   storageUnavailable: template(503, 'storage_unavailable', 'The data file cannot be written, so nothing was changed. Retry after the Retry-After seconds.'),
 } as const;
 
+/** A text of at most LIMITS.errorMessageChars characters: a longer one ends with an ellipsis (never half a surrogate pair). */
+function bounded(text: string): string {
+  const max = LIMITS.errorMessageChars;
+  if (text.length <= max) return text;
+  let cut = max - 1;
+  if (/[\uD800-\uDBFF]/.test(text[cut - 1])) cut -= 1;
+  return `${text.slice(0, cut)}…`;
+}
+
+function boundedFields(fields: Record<string, string>): Record<string, string> {
+  let long = false;
+  for (const name in fields) if (Object.hasOwn(fields, name) && fields[name].length > LIMITS.errorMessageChars) long = true;
+  if (!long) return fields;
+  const out: Record<string, string> = {};
+  for (const [name, message] of Object.entries(fields)) Object.defineProperty(out, name, { value: bounded(message), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
 export interface ApiErrorDetail {
   message?: string;
   validation_errors?: Record<string, string>;
@@ -71,11 +91,13 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(readonly template: ErrorTemplate, detail: ApiErrorDetail = {}) {
-    super(detail.message ?? template.message);
+    // Bounded here, for every error: a message made of many fields' reasons (a scenario document
+    // wrong everywhere, found by the fuzzer) must still fit the documents' HttpError.
+    super(bounded(detail.message ?? template.message));
     this.name = 'ApiError';
     this.status = template.status;
     this.code = template.code;
-    this.validationErrors = detail.validation_errors ?? {};
+    this.validationErrors = detail.validation_errors ? boundedFields(detail.validation_errors) : {};
     this.headers = detail.headers ?? {};
   }
 
