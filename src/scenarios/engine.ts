@@ -233,6 +233,7 @@ export class ScenarioEngine {
    * their topics. Copies sent by a duplicate drill are not attempts of the queue: never asked here.
    */
   deliveryFault(account: Account, attempt: { topic: string }): DeliveryFault | undefined {
+    if (this.none(account)) return undefined;
     let fault: DeliveryFault | undefined;
     this.walk(account, (rule) => rule.duplicate_delivery === undefined && topicMatches(rule, attempt.topic), (rule) => {
       if (fault) return false;
@@ -250,6 +251,7 @@ export class ScenarioEngine {
    * attempts, so `nth: 2` duplicates the second event delivered, however many attempts each took.
    */
   deliveryDuplicates(account: Account, delivery: { topic: string }): number | undefined {
+    if (this.none(account)) return undefined;
     let count: number | undefined;
     this.walk(account, (rule) => rule.duplicate_delivery !== undefined && topicMatches(rule, delivery.topic), (rule) => {
       if (count !== undefined || !rule.duplicate_delivery) return false;
@@ -257,6 +259,11 @@ export class ScenarioEngine {
       return true;
     });
     return count;
+  }
+
+  /** No scenario applies to the account: every delivery attempt asks, and then opens no unit of work. */
+  private none(account: Account): boolean {
+    return !this.globals.length && !this.own(account).length;
   }
 
   /** Visit every matching rule in order, counting the match; `act` says whether an eligible rule acted. */
