@@ -377,6 +377,33 @@ describe('the delivery drills in the engine', () => {
   });
 });
 
+describe('the delivery drills with a probability', () => {
+  it('replay the same attempts and deliveries for the same seed, and others for another', async () => {
+    async function run(seed: string) {
+      const box = await setup({ seed: 'drill-draws' });
+      await box.http.post('/_sandbox/scenarios').send({ name: 'coin', seed, rules: [
+        { match: { topic: '*' }, probability: 0.3, wrong_secret: true },
+        { match: { topic: '*' }, probability: 0.3, timeout_after_delivery: true },
+        { match: { topic: '*' }, probability: 0.5, duplicate_delivery: { count: 1 } },
+      ] }).expect(201);
+      const account = box.deps.store.account('ptn_default', 'production');
+      const facts = { topic: 'invoice_paid', url: 'https://hooks.test/x', event_id: 'evt_1' };
+      const attempts = Array.from({ length: 40 }, () => JSON.stringify(deliveryFault(box.deps, account, facts) ?? null));
+      const copies = Array.from({ length: 40 }, () => deliveryDuplicates(box.deps, account, facts));
+      return { attempts, copies };
+    }
+    const a = await run('drill-1');
+    expect(await run('drill-1')).toEqual(a);
+    expect(await run('drill-2')).not.toEqual(a);
+    const count = (value: string) => a.attempts.filter((x) => x === value).length;
+    expect(count('{"drill":"wrong_secret"}')).toBeGreaterThan(4);
+    expect(count('{"drill":"timeout_after_delivery"}')).toBeGreaterThan(2);
+    expect(count('null')).toBeGreaterThan(10);
+    expect(a.copies.filter((n) => n === 1).length).toBeGreaterThan(10);
+    expect(a.copies.filter((n) => n === 0).length).toBeGreaterThan(10);
+  });
+});
+
 describe('the scenario schemas', () => {
   const ruleSchema = () => JSON.parse(readFileSync(new URL('../src/scenarios/scenario.schema.json', import.meta.url), 'utf8')).$defs;
 
