@@ -2,6 +2,7 @@
 // npm run fuzz: schema-driven fuzzing of every operation of both OpenAPI documents, then the
 // isolation attempts, against the built sandbox (run `npm run build` first; the npm script does).
 // Flags: --seed N (default fixed), --requests N (default 100000), --isolation N (default 1000),
+// --hostile N (hostile documents per write operation that takes one, default 25: scripts/fuzz/hostile.mjs),
 // --report FILE (the full JSON report). Prints progress, the worst operations, and one summary line;
 // exits 1 when any goal is missed (a 5xx, a crash, an invalid body, a changed state, a leak).
 import { writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(DEFAULT_SEED) },
     requests: { type: 'string', default: '100000' },
     isolation: { type: 'string', default: '1000' },
+    hostile: { type: 'string', default: '25' },
     report: { type: 'string' },
   },
 });
@@ -35,6 +37,7 @@ const result = await runFuzz({
   seed: number('seed'),
   requests: number('requests'),
   isolation: number('isolation'),
+  hostile: number('hostile'),
   log: (line) => console.log(line),
 });
 
@@ -49,6 +52,8 @@ if (failing.length) {
 if (result.crashes.length) console.log('\nCrashes:\n  ' + result.crashes.join('\n  '));
 if (result.loggedErrors.length) console.log('\nErrors logged by the sandbox:\n  ' + result.loggedErrors.join('\n  '));
 if (result.isolation.samples.length) console.log('\nIsolation:\n  ' + result.isolation.samples.join('\n  '));
+if (result.hostile?.failures.length) console.log('\nHostile documents:\n  ' + result.hostile.failures.join('\n  '));
+if (result.hostile?.loggedErrors.length) console.log('\nErrors logged in the hostile-document phase:\n  ' + result.hostile.loggedErrors.join('\n  '));
 console.log(`\nStatuses: ${JSON.stringify(result.totals.statuses)}`);
 console.log(`Isolation answers (real ids of another account): ${JSON.stringify(result.isolation.byStatus)}; by surface: ${JSON.stringify(result.isolation.bySurface)}`);
 if (values.report) writeFileSync(values.report, JSON.stringify(result, null, 2));

@@ -44,6 +44,7 @@ import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
 import { plainBodies, plainForm, plainJson, type BodyReader } from './http/json-body.js';
+import { checkBody } from './http/storable.js';
 import { ServiceRegistry } from './services.js';
 import { Activity } from './stream/activity.js';
 import { streamFeature } from './stream/feature.js';
@@ -295,14 +296,25 @@ function runSteps(steps: Middleware[], req: Request, res: Response, fail: (error
 
 /**
  * The body parsers, run only when the request has a body (a GET never pays for them): the fast path
- * when it takes the body, else body-parser's parsers in turn.
+ * when it takes the body, else body-parser's parsers in turn; then the door (src/http/storable.ts),
+ * before anything else reads the body: a value nested past the limit is a 400 here, never a stack
+ * overflow in validation, a handler, the journal or the data file.
  */
 function bodyParsers(fast: BodyReader, parsers: Middleware[]): Middleware {
   return (req, res, next) => {
     // type-is's hasBody: an empty body with a Content-Length is still a body (JSON's reads as {}).
     if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) return next();
-    if (fast(req, next)) return;
-    runSteps([...parsers, () => next()], req, res, next);
+    const parsed = (error?: unknown) => {
+      if (error) return next(error);
+      try {
+        checkBody(req.body, req.headers);
+      } catch (refused) {
+        return next(refused);
+      }
+      next();
+    };
+    if (fast(req, parsed)) return;
+    runSteps([...parsers, () => parsed()], req, res, parsed);
   };
 }
 
@@ -312,6 +324,8 @@ export function defaultPrincipal(environment: Environment): Principal {
 
 /** Errors raised by the body parsers before routing: malformed JSON, oversized bodies. */
 function bodyErrorReply(error: unknown, deps: Deps, req: Request) {
+  // The door's refusals (src/http/storable.ts) are HttpErrors already, naming their field.
+  if (error instanceof ApiError) return errorReply(error, deps, req);
   const type = (error as { type?: string })?.type;
   if (type === 'entity.parse.failed') {
     return errorReply(new ApiError(Errors.invalidJson, { validation_errors: { body: 'is not valid JSON' } }), deps, req);
@@ -319,7 +333,8 @@ function bodyErrorReply(error: unknown, deps: Deps, req: Request) {
   if (type === 'entity.too.large') {
     // Each parser has its own limit (JSON 15 MB, forms and YAML 1 MB): name the one that applied.
     const limit = Number((error as { limit?: number }).limit) || LIMITS.jsonBodyBytes;
-    return errorReply(new ApiError(Errors.payloadTooLarge, { message: `The request body is larger than ${Math.round(limit / (1024 * 1024))} MB.` }), deps, req);
+    const size = `${Math.round(limit / (1024 * 1024))} MB`;
+    return errorReply(new ApiError(Errors.payloadTooLarge, { message: `The request body is larger than ${size}.`, validation_errors: { body: `is larger than ${size}` } }), deps, req);
   }
   const status = (error as { status?: number })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {

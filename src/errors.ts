@@ -1,8 +1,6 @@
 // Owns every HttpError the sandbox can answer: one named template per code, and the ApiError that carries it.
-// At the bottom of the module graph (it imports only the limits table, which imports nothing): the
-// store, the domain and the HTTP layer all throw these.
+// At the bottom of the module graph (it imports nothing: scripts/gen-errors.mjs runs it alone): the store, the domain and the HTTP layer all throw these.
 // Handlers throw `new ApiError(Errors.x, {...})`; nothing else builds an error body by hand.
-import { LIMITS } from './limits.js';
 
 export interface ErrorTemplate {
   status: number;
@@ -60,24 +58,6 @@ export const Errors = {
   storageUnavailable: template(503, 'storage_unavailable', 'The data file cannot be written, so nothing was changed. Retry after the Retry-After seconds.'),
 } as const;
 
-/** A text of at most LIMITS.errorMessageChars characters: a longer one ends with an ellipsis (never half a surrogate pair). */
-function bounded(text: string): string {
-  const max = LIMITS.errorMessageChars;
-  if (text.length <= max) return text;
-  let cut = max - 1;
-  if (/[\uD800-\uDBFF]/.test(text[cut - 1])) cut -= 1;
-  return `${text.slice(0, cut)}…`;
-}
-
-function boundedFields(fields: Record<string, string>): Record<string, string> {
-  let long = false;
-  for (const name in fields) if (Object.hasOwn(fields, name) && fields[name].length > LIMITS.errorMessageChars) long = true;
-  if (!long) return fields;
-  const out: Record<string, string> = {};
-  for (const [name, message] of Object.entries(fields)) Object.defineProperty(out, name, { value: bounded(message), enumerable: true, writable: true, configurable: true });
-  return out;
-}
-
 export interface ApiErrorDetail {
   message?: string;
   validation_errors?: Record<string, string>;
@@ -91,19 +71,45 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(readonly template: ErrorTemplate, detail: ApiErrorDetail = {}) {
-    // Bounded here, for every error: a message made of many fields' reasons (a scenario document
-    // wrong everywhere, found by the fuzzer) must still fit the documents' HttpError.
-    super(bounded(detail.message ?? template.message));
+    // Both documents hold a message to 1,000 characters: one that lists many fields is cut, never sent longer.
+    super(clipped(detail.message ?? template.message));
     this.name = 'ApiError';
     this.status = template.status;
     this.code = template.code;
-    this.validationErrors = detail.validation_errors ? boundedFields(detail.validation_errors) : {};
+    this.validationErrors = detail.validation_errors ? bounded(detail.validation_errors) : {};
     this.headers = detail.headers ?? {};
   }
 
   get body(): HttpErrorBody {
     return { code: this.code, message: this.message, validation_errors: this.validationErrors };
   }
+}
+
+/** The longest `message` the documents allow (HttpError.message maxLength). */
+const MESSAGE_CHARS = 1000;
+
+function clipped(message: string): string {
+  return message.length <= MESSAGE_CHARS ? message : `${message.slice(0, MESSAGE_CHARS - 1)}…`;
+}
+
+/** LIMITS.validationErrorFields (src/limits.ts), here too since this module imports nothing; test/storable.test.ts holds them equal. */
+export const VALIDATION_ERROR_FIELDS = 100;
+
+/** The key of the entry that says how many fields validation_errors left out. */
+export const MORE_FIELDS_KEY = '…';
+
+/**
+ * At most VALIDATION_ERROR_FIELDS fields, then one entry saying how many more (a list of 200,000 bad
+ * items named every one: a 7 MB answer), each message clipped as `message` is.
+ */
+function bounded(fields: Record<string, string>): Record<string, string> {
+  const names = Object.keys(fields);
+  const kept = names.length > VALIDATION_ERROR_FIELDS ? names.slice(0, VALIDATION_ERROR_FIELDS) : names;
+  const out: Record<string, string> = {};
+  // Defined, not assigned: a field may be named "__proto__".
+  for (const name of kept) Object.defineProperty(out, name, { value: clipped(fields[name]), enumerable: true, writable: true, configurable: true });
+  if (kept.length < names.length) out[MORE_FIELDS_KEY] = `${names.length - kept.length} more fields are invalid`;
+  return out;
 }
 
 export interface HttpErrorBody {

@@ -28,12 +28,6 @@ export const LIMITS = {
   amountMax: 1_000_000_000,
   /** A webhook subscription's endpoint_url. Beyond: 400. */
   webhookUrlChars: 2048,
-  /**
-   * An error answer's `message`, and each `validation_errors` message (both documents' HttpError
-   * maxLength): a longer one, such as the reasons of a document wrong in many fields, is shortened
-   * and ends with an ellipsis.
-   */
-  errorMessageChars: 1000,
   /** Webhook delivery retries before the account's queue pauses (the spec's 5). */
   webhookRetries: 5,
   /**
@@ -68,8 +62,30 @@ export const LIMITS = {
   journalStringChars: 2048,
   /** Nesting kept in journal entries; deeper values are replaced by a marker. */
   journalDepth: 32,
-  /** Nesting of a scenario document sent as text (YAML or JSON), counted before it is parsed. Beyond: 400. */
-  scenarioDepth: 64,
+  /**
+   * Nesting of every value stored from a request (src/http/storable.ts, "the door"): a request body
+   * (JSON, or YAML counted on its text before it is parsed), a scenario document, a fixture file;
+   * each object or array is a level. Beyond: 400 naming the field.
+   */
+  valueDepth: 64,
+  /**
+   * A scenario document (JSON or YAML body, --scenario file): its text, and its value as compact
+   * JSON with each YAML alias counted where it is used. Beyond: 413 naming the field (or `body`).
+   */
+  scenarioBytes: 1 * MB,
+  /**
+   * Values (each scalar, object and array) of one request body or scenario document. Beyond: 413
+   * naming the field where the count went past it. The largest body the documents allow (an
+   * accounting sync of 400 items with 100 lines each) holds about 120,000; schema validation of a
+   * 15 MB list of bad items once took minutes and gigabytes to list every one.
+   */
+  bodyValues: 200_000,
+  /** Fields one HttpError names in validation_errors; beyond, one more entry ("…") says how many were left out. */
+  validationErrorFields: 100,
+  /** Alias uses a YAML document may resolve (the yaml library's maxAliasCount). Beyond: 400 naming `body`. */
+  yamlAliases: 100,
+  /** A --fixtures file. Beyond: the start is refused with the reason. */
+  fixtureBytes: 10 * MB,
   /** One clock advance moves at most 100 years (of 365.25 days). Beyond: 400 naming seconds or to. */
   clockAdvanceMaxSeconds: 3_155_760_000,
   /** The latest instant an account clock reads (RFC 3339 has four-digit years). Beyond: 400. */

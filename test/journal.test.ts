@@ -21,6 +21,14 @@ function journal(query = '', bearer?: string) {
 }
 
 describe('request journal', () => {
+  it('lists a request whose JSON body was empty (read as {}), instead of answering 500 to every listing after it', async () => {
+    const res = await sb.http.post('/customers/cus_missing/users').set('Authorization', `Bearer ${token}`).set('Content-Type', 'application/json').send('');
+    expect(res.status).toBe(400);
+    const listed = await journal('', token);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data[0]).toMatchObject({ method: 'POST', path: '/customers/cus_missing/users', status: 400, request: { body: {} } });
+  });
+
   it('records each API request newest first, with request, status and response', async () => {
     const created = await api.post('/customers', { name: 'Acme', email: 'a@acme.test' });
     await api.get(`/customers/${created.body.id}?`);

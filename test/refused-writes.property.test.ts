@@ -39,12 +39,15 @@ import {
   WRITE_METHODS, buildRequest, buildWorld, caller, createClient, operationsOf, refusalCase, renewTokens, routedOperation,
   startFuzzSandbox, storeDiff, type FuzzRequest, type FuzzResponse, type World, type WorldAccount,
 } from '../scripts/fuzz/refused-writes.mjs';
+import { FREE_FORM_FACTOR, runHostile } from '../scripts/fuzz/hostile.mjs';
 import * as index from '../src/index.js';
 import { responseCheckerFor } from '../src/http/response-check.js';
 import { loadDocument } from '../src/http/openapi.js';
 import { setup, storeJson } from './helpers.js';
 
 const SEED = 18;
+/** Hostile documents per write operation that takes one (45 operations; scenario documents FREE_FORM_FACTOR times as many). */
+const HOSTILE_RUNS = Number(process.env.HOSTILE_RUNS) || 4;
 /** Refused requests checked per write operation (68 operations: 2,720 in all, about 35 s on 2 CPUs). */
 const RUNS = 40;
 
@@ -256,6 +259,22 @@ describe('refused writes', () => {
     // Skipped answers were not counted: each operation's count is exactly its refused runs.
     for (const op of operations) expect(reports[op.id].checked).toBe(RUNS);
   }, 600_000);
+
+  it('hostile documents sent to every write operation that takes one are refused with a 4xx naming the field that changes nothing, or stored and read back, also after a restart on the data file', async () => {
+    // scripts/fuzz/hostile.mjs: HOSTILE_RUNS generated hostile documents per operation (nested up to
+    // 100,000 deep, cyclic YAML aliases, alias bombs, strings of megabytes, prototype-named keys, odd
+    // numerals, values JSON cannot hold); `npm run fuzz` runs more.
+    const report = await runHostile({ sandbox: { ...index, responseCheckerFor, loadDocument }, seed: SEED, runs: HOSTILE_RUNS });
+    console.log(`${report.summary}\n${Object.entries(report.perOperation).map(([id, r]) => `${id.padEnd(36)} refused ${r.refused}, stored ${r.stored} (${Object.entries(r.statuses).map(([status, n]) => `${status}×${n}`).join(' ')})`).join('\n')}`);
+    expect(report.failures).toEqual([]);
+    expect(report.loggedErrors).toEqual([]);
+    expect(report.operations.length).toBeGreaterThanOrEqual(45);
+    expect(report.operations).toEqual(expect.arrayContaining(['sandboxLoadScenario', 'sandboxAccountingSync', 'sandboxFireEvent', 'createCustomer']));
+    // Every operation met every one of its documents (none was skipped), and some were stored and read back after the restart.
+    for (const id of report.operations) expect(report.perOperation[id].refused + report.perOperation[id].stored).toBe(id === 'sandboxLoadScenario' ? HOSTILE_RUNS * FREE_FORM_FACTOR : HOSTILE_RUNS);
+    expect(report.perOperation.sandboxLoadScenario.stored).toBeGreaterThan(0);
+    expect(report.probes).toBeGreaterThan(0);
+  }, 300_000);
 
   it('accounting sync with two customers sharing an external_id stores nothing', async () => {
     const sb = await setup();

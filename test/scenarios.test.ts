@@ -90,12 +90,12 @@ describe('loading scenario documents', () => {
     ['flow sequences', `rules: ${'['.repeat(20_000)}${']'.repeat(20_000)}`],
     ['block mappings', Array.from({ length: 300 }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1'],
     ['sequence dashes', `rules:\n  ${'- '.repeat(100)}x`],
-  ])('refuses a text document of %s nested past LIMITS.scenarioDepth before parsing it, and loads nothing', async (_what, text) => {
+  ])('refuses a text document of %s nested past LIMITS.valueDepth before parsing it, and loads nothing', async (_what, text) => {
     // Found by the fuzzer: thousands of levels ran the YAML parser out of stack inside V8's regular
     // expression compiler, a fatal error that ended the process.
     const res = await loadYaml(text);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 'bad_request', message: expect.any(String), validation_errors: { body: 'nests deeper than 64 levels' } });
+    expect(res.body).toEqual({ code: 'bad_request', message: expect.any(String), validation_errors: { body: 'nests deeper than 64 levels (counted on brackets, indentation and sequence dashes)' } });
     expect((await sb.http.get('/_sandbox/scenarios')).body.data).toEqual([]);
   });
 

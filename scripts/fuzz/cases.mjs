@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { generateSync } from 'json-schema-faker';
 import { stringify as toYaml } from 'yaml';
 import { fieldKind } from './operations.mjs';
+import { hostileJson, hostileJsonText, hostileYaml, jsonWithText, oddNumeral, valueAt, yamlWith } from './hostile-values.mjs';
 
 const MAX_U32 = 0xffffffff;
 
@@ -73,6 +74,7 @@ export const oddId = fc.oneof(
 );
 
 export const absurdQueryValue = fc.oneof(
+  oddNumeral,
   fc.constantFrom('-1', '0', '1e9', '1e309', 'NaN', 'Infinity', 'abc', '', '1.5', '99999999999999999999', '%00', 'true',
     '2026-13-45', '0000-00-00', '9999-12-31T23:59:59Z', '+1', ' 1', '0x10', '[]', '{}', 'null', 'undefined', 'demo'),
   fc.integer({ min: 1_000, max: 12_000 }).map((n) => 'x'.repeat(n)),
@@ -98,6 +100,9 @@ export const mutation = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('extra'), at: fc.nat(), key: extraKey, value: fc.jsonValue({ maxDepth: 3 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('wholeBody'), value: weirdValue }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('rawBody'), text: rawBody }) },
+  // A hostile document (hostile-values.mjs) in place of one value of the valid body; as YAML (with a
+  // YAML-only value when there is one) where the operation takes YAML and the case picked it.
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('hostile'), at: fc.nat(), value: hostileJson, yaml: fc.option(hostileYaml, { freq: 2 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('contentType'), type: contentType }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('pathId'), at: fc.nat(), value: oddId }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('query'), entries: fc.array(fc.tuple(fc.nat(), absurdQueryValue), { minLength: 1, maxLength: 4 }), unknown: fc.boolean() }) },
@@ -326,7 +331,15 @@ export function buildRequest(op, kase, world) {
       value = objects.length ? withExtra(value, objects[m.at % objects.length], m.key, m.value) : value;
     }
     if (m.kind === 'wholeBody') value = m.value;
-    if (type === 'application/x-www-form-urlencoded') {
+    if (m.kind === 'hostile') {
+      const spot = spots[m.at % spots.length];
+      const text = hostileJsonText(m.value, valueAt(value, spot));
+      if (type === 'application/yaml') body = yamlWith(value ?? null, spot, m.yaml ?? { kind: 'yamlScalar', text });
+      else {
+        type = 'application/json';
+        body = jsonWithText(value ?? null, spot, text);
+      }
+    } else if (type === 'application/x-www-form-urlencoded') {
       body = new URLSearchParams(Object.entries(value && typeof value === 'object' ? value : { value }).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString();
     } else if (type === 'application/yaml') {
       // JSON is YAML too: a value nested too deep for the YAML writer goes as JSON text.
@@ -334,10 +347,10 @@ export function buildRequest(op, kase, world) {
     } else {
       body = JSON.stringify(value ?? null);
     }
-  } else if (['wholeBody', 'replace', 'extra'].includes(m.kind)) {
+  } else if (['wholeBody', 'replace', 'extra', 'hostile'].includes(m.kind)) {
     // An operation without a body gets one anyway.
     type = 'application/json';
-    body = JSON.stringify(m.kind === 'extra' ? { [m.key]: m.value } : m.value ?? null);
+    body = m.kind === 'hostile' ? hostileJsonText(m.value) : JSON.stringify(m.kind === 'extra' ? { [m.key]: m.value } : m.value ?? null);
   }
   if (m.kind === 'rawBody') {
     body = m.text;

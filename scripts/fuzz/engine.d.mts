@@ -1,5 +1,7 @@
 // Types of the fuzz engine for the Jest slice (test/fuzz.test.ts); the engine itself is plain ESM
 // so `npm run fuzz` runs it on the built sandbox without a TypeScript loader.
+import type { HostileReport } from './hostile.mjs';
+
 export const DEFAULT_SEED: number;
 
 export interface OperationStats {
@@ -35,6 +37,10 @@ export interface FuzzReport {
   crashes: string[];
   loggedErrors: string[];
   isolation: IsolationReport;
+  /** Generated requests that carried a hostile document (scripts/fuzz/hostile-values.mjs). */
+  hostileRequests: number;
+  /** The hostile-document phase (scripts/fuzz/hostile.mjs), when `hostile` runs were asked for. */
+  hostile?: HostileReport;
   refusedConnections: Record<string, number>;
   seconds: number;
 }
@@ -45,6 +51,8 @@ export interface FuzzOptions {
   seed?: number;
   requests?: number;
   isolation?: number;
+  /** Hostile documents per write operation that takes one, on a sandbox with a data file; 0: none. */
+  hostile?: number;
   epoch?: number;
   log?: (line: string) => void;
 }

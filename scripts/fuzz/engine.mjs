@@ -1,56 +1,25 @@
 // Owns the fuzz run: a sandbox listening on loopback (in this process, answers checked against the
 // documents), a world of real objects, then `requests` generated requests spread evenly over every
 // operation of both OpenAPI documents, each judged (status, HttpError body, strict checker) and,
-// for a refused write, the store compared before and after. Then the isolation attempts. Answers a
-// report with per-operation figures, samples of each problem, and one summary line.
+// for a refused write, the store compared before and after. Then the isolation attempts, then (when
+// asked) the hostile-document phase (hostile.mjs). Answers a report with per-operation figures,
+// samples of each problem, and one summary line.
 // The sandbox comes in as a module (`sandbox`), so the npm script runs the built code and the Jest
 // slice runs the TypeScript sources through the same engine.
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { buildWorld, renewTokens, caller } from './world.mjs';
 import { operationsOf } from './operations.mjs';
 import { buildRequest, casesFrom } from './cases.mjs';
-import { createClient, guardNetwork, refusedConnections } from './client.mjs';
+import { createClient, refusedConnections } from './client.mjs';
+import { startFuzzSandbox } from './sandbox.mjs';
 import { checkerFor, judge, routedOperation, storeDiff, storeSnapshot } from './checks.mjs';
 import { runIsolation } from './isolation.mjs';
+import { runHostile } from './hostile.mjs';
+
+export { startFuzzSandbox };
 
 export const DEFAULT_SEED = 20260302;
-const START = Date.parse('2026-03-02T09:00:00.000Z');
 const CHUNK = 500;
 const SAMPLES_PER_KIND = 3;
-
-/** Start an in-process sandbox for fuzzing: frozen real time, no outbound network, errors collected. */
-export async function startFuzzSandbox(sandbox) {
-  const unguard = guardNetwork();
-  const loggedErrors = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      try {
-        const line = JSON.parse(chunk.toString());
-        loggedErrors.push(`${line.msg}: ${line.err?.message ?? ''} ${line.err?.stack?.split('\n')[1]?.trim() ?? ''}`.trim());
-      } catch { loggedErrors.push(chunk.toString().slice(0, 300)); }
-      done();
-    },
-  });
-  const time = { now: START };
-  const running = await sandbox.startSandbox({
-    port: 0,
-    rateLimit: 0,
-    validateResponses: true,
-    realTimeTicks: false,
-    logLevel: 'error',
-    seed: 'fuzz',
-    overrides: { realNow: () => time.now, logger: pino({ level: 'error' }, sink) },
-  }).catch((error) => { unguard(); throw error; });
-  // No generated url may reach the network: every name resolves to nothing and no address is allowed.
-  running.deps.services.set('pdf.fetchOptions', { resolve: async () => [], policy: () => 'is not reachable from the fuzzer' });
-  // Scenario delays do not sleep.
-  running.deps.services.set('scenarioSleep', async () => undefined);
-  // Webhook attempts give up at once (the guard refuses them anyway).
-  const queue = running.deps.services.get('webhooks');
-  if (queue?.options) queue.options.timeoutMs = 2_000;
-  return { running, loggedErrors, time, unguard };
-}
 
 function newStats() {
   return { requests: 0, statuses: {}, '5xx': 0, 'non-HttpError': 0, invalid: 0, connection: 0, 'state-changed': 0, unsendable: 0 };
@@ -70,7 +39,7 @@ function describe(req) {
  * Run the fuzz. Options: seed, requests (spread round-robin over every operation), isolation (number
  * of isolation attempts), epoch (requests between fresh worlds), log (progress lines).
  */
-export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000, isolation = 1_000, epoch = 2_000, log = () => undefined }) {
+export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000, isolation = 1_000, hostile = 0, epoch = 2_000, log = () => undefined }) {
   const started = Date.now();
   const crashes = [];
   const onCrash = (error) => crashes.push(String(error?.stack ?? error).slice(0, 500));
@@ -88,6 +57,8 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
     ...operationsOf(sandbox.loadDocument('control-plane').document, 'control'),
   ];
   const perOperation = Object.fromEntries(operations.map((op) => [op.id, newStats()]));
+  /** Requests that carried a hostile document (hostile-values.mjs) among the mutations. */
+  let hostileRequests = 0;
   const samples = {};
   const { deps, app } = running;
   // The store counts every change it notes (every write reports one, or the data file would miss it).
@@ -108,6 +79,7 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
       const op = operations[n % operations.length];
       const kase = cases[n % CHUNK];
       const req = buildRequest(op, kase, world);
+      if (kase.mutation.kind === 'hostile') hostileRequests += 1;
       const stats = perOperation[op.id];
       // A read must not write (the store's change signal stays quiet); a write is compared in full.
       const isWrite = !['GET', 'HEAD', 'OPTIONS'].includes(req.method);
@@ -148,6 +120,10 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
     }
     log(`  ${requests} requests, ${Math.round((Date.now() - started) / 1000)} s; isolation next`);
     const isolationReport = isolation > 0 ? await runIsolation({ client, deps, app, operations, seed, attempts: isolation, credentials, checkers }) : { attempts: 0, leaks: 0, failures: 0, targets: 0, byStatus: {}, bySurface: {}, pathIds: { attempts: 0, notFound: 0, asUnknown: 0 }, samples: [] };
+    // Hostile documents to every write that takes one, on a sandbox of their own with a data file
+    // (stored ones must read back after a restart).
+    if (hostile > 0) log(`  isolation done, ${Math.round((Date.now() - started) / 1000)} s; hostile documents next`);
+    const hostileReport = hostile > 0 ? await runHostile({ sandbox, seed, runs: hostile, log }) : undefined;
     return report();
 
     function report() {
@@ -157,14 +133,15 @@ export async function runFuzz({ sandbox, seed = DEFAULT_SEED, requests = 100_000
         for (const [status, count] of Object.entries(stats.statuses)) totals.statuses[status] = (totals.statuses[status] ?? 0) + count;
       }
       const seconds = Math.round((Date.now() - started) / 1000);
-      const failures = totals['5xx'] + totals['non-HttpError'] + totals.invalid + totals.connection + totals['state-changed'] + crashes.length + loggedErrors.length + isolationReport.leaks + isolationReport.failures;
+      const failures = totals['5xx'] + totals['non-HttpError'] + totals.invalid + totals.connection + totals['state-changed'] + crashes.length + loggedErrors.length + isolationReport.leaks + isolationReport.failures + (hostileReport?.failures.length ?? 0) + (hostileReport?.loggedErrors.length ?? 0);
       const ok = failures === 0 && totals.requests >= requests * 0.99;
       const summary = `fuzz ${ok ? 'PASS' : 'FAIL'}: seed ${seed}, ${totals.requests} requests over ${operations.length} operations, ` +
         `5xx ${totals['5xx']}, invalid bodies ${totals.invalid}, non-HttpError errors ${totals['non-HttpError']}, ` +
         `state changed by refused writes ${totals['state-changed']}, connection failures ${totals.connection}, crashes ${crashes.length}, ` +
         `errors logged ${loggedErrors.length}; isolation ${isolationReport.attempts} attempts (${isolationReport.pathIds?.asUnknown ?? 0} of ${isolationReport.pathIds?.attempts ?? 0} path ids refused as unknown, ${isolationReport.pathIds?.notFound ?? 0} of them 404), ${isolationReport.leaks} leaks, ` +
-        `${isolationReport.failures} other failures; ${seconds} s`;
-      return { ok, summary, seed, totals, perOperation, samples, crashes, loggedErrors: loggedErrors.slice(0, 20), isolation: isolationReport, refusedConnections: Object.fromEntries(refusedConnections), seconds };
+        `${isolationReport.failures} other failures; ${hostileRequests} requests carried a hostile document` +
+        `${hostileReport ? `; ${hostileReport.summary.replace(/^hostile documents (PASS|FAIL): /, 'hostile documents: ')}` : ''}; ${seconds} s`;
+      return { ok, summary, seed, totals, perOperation, samples, crashes, loggedErrors: loggedErrors.slice(0, 20), isolation: isolationReport, hostileRequests, hostile: hostileReport, refusedConnections: Object.fromEntries(refusedConnections), seconds };
     }
   } finally {
     client.close();

@@ -25,7 +25,9 @@ export function verifyLink(deps: Deps, req: Request): Account {
   const path = req.baseUrl + req.path;
   const { account: accountId, exp, sig } = req.query as Record<string, string | undefined>;
   const [partnerId, environment] = (accountId ?? '').split(':');
-  if (!accountId || !exp || !sig || !Object.hasOwn(deps.store.data.partners, partnerId) || (environment !== 'production' && environment !== 'demo')) {
+  // exp is signed as the decimal the link carries: `0x...`, `1e9` or ` 123` would read as the same
+  // number and pass the signature with another spelling.
+  if (!accountId || !exp || !/^[0-9]+$/.test(exp) || !sig || !Object.hasOwn(deps.store.data.partners, partnerId) || (environment !== 'production' && environment !== 'demo')) {
     throw new ApiError(Errors.linkForbidden);
   }
   const expected = Buffer.from(signature(deps, accountId, path, Number(exp)));

@@ -112,7 +112,8 @@ export function plainBodies(...kinds: PlainBody[]): BodyReader {
       const result = kind.parse(text);
       if ('error' in result) return done(result.error);
       req.body = result.value;
-      if (kind.json && req.res) exchange(req.res).requestText = text;
+      // An empty body reads as {}: its text (none) is not JSON, so the journal writes the value instead.
+      if (kind.json && req.res && text) exchange(req.res).requestText = text;
       done();
     };
     // A small body usually comes in the same read as the headers: node's parser pushes it into the

@@ -417,15 +417,29 @@ export function createBackend(name: DocumentName): OpenAPIBackend {
 
 const LOCATIONS = new Set(['requestBody', 'query', 'path', 'header', 'cookie']);
 /** Keywords that only wrap the errors of their branches: reported alone only when nothing more precise is. */
-const WRAPPERS = new Set(['if', 'anyOf', 'oneOf', 'allOf']);
+const WRAPPERS = new Set(['if', 'anyOf', 'oneOf', 'allOf', 'propertyNames']);
 
 /** Ajv errors as {field: message}, fields named as the caller wrote them (line_items[0].amount). */
 export function validationErrors(errors: ErrorObject[] | null | undefined): Record<string, string> {
   const out: Record<string, string> = {};
+  // Defined, never assigned: a field named "__proto__" would set the object's prototype, and one named
+  // "constructor" or "toString" would find Object.prototype's and never be written (the list was empty).
+  const name = (field: string, message: string) => {
+    if (!Object.hasOwn(out, field)) Object.defineProperty(out, field, { value: message, enumerable: true, writable: true, configurable: true });
+  };
   const all = errors ?? [];
-  const precise = all.filter((e) => !WRAPPERS.has(e.keyword));
-  // A wrapper speaks only where no branch error says more about the same place (or below it).
-  const covered = (w: ErrorObject) => precise.some((e) => e.instancePath === w.instancePath || e.instancePath.startsWith(`${w.instancePath}/`));
+  // A wrapper speaks only where no branch error says more about the same place (or below it): the
+  // places precise errors speak of, and every place above them, in one set (a list of 100,000 bad
+  // items made 100,000 wrappers, each compared with 100,000 errors: seconds of a blocked process).
+  const spokenOf = new Set<string>();
+  for (const e of all) {
+    if (WRAPPERS.has(e.keyword)) continue;
+    for (let path = e.instancePath; !spokenOf.has(path); path = path.slice(0, Math.max(0, path.lastIndexOf('/')))) {
+      spokenOf.add(path);
+      if (!path) break;
+    }
+  }
+  const covered = (w: ErrorObject) => spokenOf.has(w.instancePath);
   for (const error of all) {
     if (error.keyword === 'if' || (WRAPPERS.has(error.keyword) && covered(error))) continue;
     const segments = error.instancePath.split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -436,8 +450,15 @@ export function validationErrors(errors: ErrorObject[] | null | undefined): Reco
       // `not: {required: [a, b]}`: the fields that must not be sent (together), worded by the schema.
       const why = typeof forbidden.description === 'string' ? forbidden.description : `${forbidden.required.join(' and ')} must not be sent together`;
       const at = segments.reduce((name, s) => (/^\d+$/.test(s) ? `${name}[${s}]` : name ? `${name}.${s}` : s), '');
-      for (const field of forbidden.required) out[at ? `${at}.${String(field)}` : String(field)] ??= why;
+      for (const field of forbidden.required) name(at ? `${at}.${String(field)}` : String(field), why);
       continue;
+    }
+    // A refused name of an object (propertyNames: a header a scenario cannot set) is named itself, with
+    // the reason its schema's `not` gives, if any.
+    if (error.propertyName !== undefined) {
+      segments.push(error.propertyName);
+      const reason = error.keyword === 'not' ? (error.schema as { description?: unknown } | undefined)?.description : undefined;
+      if (typeof reason === 'string') message = reason;
     }
     if (error.keyword === 'required') {
       const missing = String((error.params as { missingProperty?: string }).missingProperty);
@@ -462,8 +483,8 @@ export function validationErrors(errors: ErrorObject[] | null | undefined): Reco
       segments.push('body');
       message = 'is not valid JSON';
     }
-    const field = segments.reduce((name, s) => (/^\d+$/.test(s) ? `${name}[${s}]` : name ? `${name}.${s}` : s), '') || 'body';
-    out[field] ??= message;
+    const field = segments.reduce((path, s) => (/^\d+$/.test(s) ? `${path}[${s}]` : path ? `${path}.${s}` : s), '') || 'body';
+    name(field, message);
   }
   return out;
 }

@@ -63,6 +63,8 @@ interface OperationPlan {
   validators: ValidateFunction[];
   /** Declared query parameters that need more than a string: JSON content, explode: false, arrays. */
   queryParams: Map<string, { json: boolean; explodeFalse: boolean; style?: string; array: boolean }>;
+  /** Declared query and path parameters of type integer or number: their text must be a decimal numeral (see numeralProblem). */
+  numerals: Array<{ in: 'query' | 'path'; name: string; integer: boolean }>;
   /** The request body's only media type is JSON: a body that is not JSON is a parse error. */
   onlyJson: boolean;
   /** The security requirements (alternatives) and every scheme they name, once each. */
@@ -145,8 +147,12 @@ export class OperationRouter {
     if (plan) return plan;
     const parameters = (operation.parameters ?? []) as Array<DeclaredParameter | { $ref: string }>;
     const queryParams: OperationPlan['queryParams'] = new Map();
+    const numerals: OperationPlan['numerals'] = [];
     for (const p of parameters) {
-      if ('$ref' in p || p.in !== 'query') continue;
+      if ('$ref' in p) continue;
+      const type = p.schema?.type;
+      if ((p.in === 'query' || p.in === 'path') && (type === 'integer' || type === 'number')) numerals.push({ in: p.in, name: p.name, integer: type === 'integer' });
+      if (p.in !== 'query') continue;
       const json = Boolean(p.content?.['application/json']);
       const array = p.schema?.type === 'array';
       if (json || p.explode === false || array) queryParams.set(p.name, { json, explodeFalse: p.explode === false, style: p.style, array });
@@ -158,6 +164,7 @@ export class OperationRouter {
       operation,
       validators: this.options.backend.validator.getRequestValidatorsForOperation(operation.operationId as string) ?? [],
       queryParams,
+      numerals,
       onlyJson: media.length === 1 && media[0] === 'application/json',
       security,
       schemes: [...new Set(security.flatMap((requirement) => Object.keys(requirement)))],
@@ -248,6 +255,13 @@ export class OperationRouter {
         if (spec.array && typeof query[name] === 'string') query[name] = [query[name]];
       }
     }
+    // Ajv's coercion reads a numeral as JavaScript's Number() does: `0x10` as 16, `1e2` as 100, ` 10`
+    // as 10. Only decimal digits reach it; anything else is refused naming the parameter.
+    for (const numeral of plan.numerals) {
+      const raw = numeral.in === 'query' ? query[numeral.name] : params[numeral.name];
+      const why = typeof raw === 'string' ? numeralProblem(raw, numeral.integer) : undefined;
+      if (why) errors.push({ keyword: 'numeral', instancePath: `/${numeral.in}/${numeral.name}`, schemaPath: `#/parameters/${numeral.name}`, params: {}, message: why });
+    }
     // Not copied: the documents' header parameters are strings, which coercion leaves as they are.
     const headers = req.headers as Record<string, unknown>;
     let body: unknown = req.body;
@@ -270,7 +284,8 @@ export class OperationRouter {
     const contentType = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (typeof body === 'object' || contentType === 'application/json') parameters.requestBody = body;
     for (const validate of plan.validators) {
-      if (!validate(parameters) && validate.errors) errors.push(...validate.errors);
+      // A loop, not push(...): a body of 200,000 bad items gave more arguments than a call may take (a 500).
+      if (!validate(parameters) && validate.errors) for (const error of validate.errors) errors.push(error);
     }
     if (errors.length) throw new ApiError(Errors.validation, { validation_errors: validationErrors(errors) });
     return { params, query: parameters.query as Record<string, unknown>, headers, body };
@@ -314,6 +329,22 @@ export class OperationRouter {
     // One unit of work per request: a handler that throws leaves the account as it found it.
     return ctx.account.transaction(() => handler(ctx));
   }
+}
+
+/** A decimal integer: digits and an optional minus; no plus sign, space, other base, exponent or separator. */
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+/** A decimal number: an integer, optionally with a fraction. */
+const DECIMAL_NUMBER = /^-?[0-9]+(?:\.[0-9]+)?$/;
+
+/**
+ * Why a query or path value is not the decimal numeral its integer or number parameter takes, or
+ * undefined when it is one (an empty value is left to the schema, which refuses it as not a number).
+ */
+export function numeralProblem(text: string, integer: boolean): string | undefined {
+  if (text === '' || (integer ? DECIMAL_INTEGER : DECIMAL_NUMBER).test(text)) return undefined;
+  return integer
+    ? 'must be an integer in decimal digits (for example 25): no sign +, spaces, 0x, 0b, exponent, separator or fraction'
+    : 'must be a number in decimal digits (for example 2.5): no sign +, spaces, 0x, 0b, exponent or separator';
 }
 
 /** A value that is not JSON where the document expects JSON, reported like a schema error. */

@@ -1,18 +1,19 @@
-// Owns the scenario document: its JSON Schema (scenario.schema.json), parsing JSON or YAML, and the
+// Owns the scenario document: its JSON Schema (scenario.schema.json), reading JSON or YAML through the
+// door every stored value passes (src/http/storable.ts: size, depth, cycles, JSON values), and the
 // checks a schema cannot express (known operationIds, topic rules acting on deliveries only, success
 // statuses an operation documents), and the content hash that names a --scenario document.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { parse as parseYaml } from 'yaml';
 import { ApiError, invalidFields, describeFields } from '../errors.js';
 import { canonicalJson } from '../canonical-json.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
 import { unforceable } from './replies.js';
 import { LIMITS } from '../limits.js';
+import { checkStorable, readYaml, sizeText, type DoorRules } from '../http/storable.js';
 import type { DeliveryFault } from '../faults.js';
 
 export interface RuleMatch {
@@ -77,13 +78,26 @@ function schemaPath(): string {
   return existsSync(beside) ? beside : fileURLToPath(new URL('../../src/scenarios/scenario.schema.json', import.meta.url));
 }
 
+let schemaJson: { properties: { rules: { maxItems: number } } } | undefined;
+/** The scenario JSON Schema, read once. */
+function schema(): { properties: { rules: { maxItems: number } } } {
+  schemaJson ??= JSON.parse(readFileSync(schemaPath(), 'utf8')) as { properties: { rules: { maxItems: number } } };
+  return schemaJson;
+}
+
 let compiled: ValidateFunction | undefined;
 function validator(): ValidateFunction {
   if (!compiled) {
-    const ajv = new Ajv2020({ allErrors: true, strict: false });
-    compiled = ajv.compile(JSON.parse(readFileSync(schemaPath(), 'utf8')));
+    // verbose: errors carry their schema, so a refused header is named with the schema's reason.
+    const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true });
+    compiled = ajv.compile(schema());
   }
   return compiled;
+}
+
+/** The schema's maxItems of `rules`. */
+function maxRules(): number {
+  return schema().properties.rules.maxItems;
 }
 
 let operationIds: Set<string> | undefined;
@@ -91,6 +105,17 @@ function knownOperations(): Set<string> {
   operationIds ??= new Set(documentOperations().map((o) => o.operationId));
   return operationIds;
 }
+
+/**
+ * The response headers a scenario cannot set (`respond.headers`, any case): they frame the message or
+ * belong to one connection, and the server sets them itself. Setting Trailer gave an empty reply,
+ * Transfer-Encoding two framings at once. The rule itself is scenario.schema.json's (and the
+ * control-plane document's) `propertyNames.not` pattern; test/storable.test.ts holds both to this list.
+ */
+export const FRAMING_HEADERS = [
+  'Connection', 'Content-Encoding', 'Content-Length', 'Keep-Alive', 'Proxy-Authenticate', 'Proxy-Authorization',
+  'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade',
+] as const;
 
 const ACTIONS = `respond, delay_ms or drop (requests), or ${DELIVERY_ACTIONS.slice(0, -1).join(', ')} or ${DELIVERY_ACTIONS.at(-1)} (webhook deliveries)`;
 const TOPIC = 'must be a webhook topic, "*" (every topic) or a non-empty list of distinct topics';
@@ -113,7 +138,12 @@ function readable(errors: ErrorObject[]): ErrorObject[] {
       if (e.keyword === 'oneOf') return { ...e, message: `must have exactly one action: ${ACTIONS}` };
       if (isTopic(e)) return { ...e, message: TOPIC };
       if (e.keyword === 'not' && e.instancePath.endsWith('/respond/status')) return { ...e, message: REDIRECT };
-      if (e.propertyName !== undefined) return { ...e, instancePath: `${e.instancePath}/${e.propertyName.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: HEADER_NAME };
+      if (e.propertyName !== undefined) {
+        // Named as the header (validationErrors adds the name); a framing or hop-by-hop one (the
+        // schema's `not`) with the schema's own reason.
+        const reason = e.keyword === 'not' ? (e.schema as { description?: unknown } | undefined)?.description : undefined;
+        return { ...e, message: typeof reason === 'string' ? reason : HEADER_NAME };
+      }
       if (e.keyword === 'pattern' && /\/respond\/headers\//.test(e.instancePath)) return { ...e, message: HEADER_VALUE };
       return e;
     });
@@ -123,51 +153,23 @@ function fail(fields: Record<string, string>, message = 'The scenario document i
   throw invalidFields(fields, message);
 }
 
-/**
- * How deeply a YAML (or JSON) text nests, counted without parsing: open brackets, block indentation
- * levels and sequence dashes. Quotes are not honoured (a bracket inside a string counts too), so the
- * count never falls short of the real depth; it stops once past `limit`.
- */
-export function yamlNestingDepth(text: string, limit: number): number {
-  let deepest = 0;
-  let brackets = 0;
-  const indents: number[] = [];
-  for (const line of text.split('\n')) {
-    const indent = line.length - line.trimStart().length;
-    const content = line.slice(indent);
-    if (content && !content.startsWith('#') && brackets === 0) {
-      while (indents.length && indents[indents.length - 1] >= indent) indents.pop();
-      indents.push(indent);
-    }
-    let dashes = 0;
-    while (content.startsWith('- ', dashes * 2)) dashes += 1;
-    for (const char of content) {
-      if (char === '{' || char === '[') brackets += 1;
-      else if ((char === '}' || char === ']') && brackets > 0) brackets -= 1;
-      deepest = Math.max(deepest, indents.length + dashes + brackets);
-    }
-    deepest = Math.max(deepest, indents.length + dashes + brackets);
-    if (deepest > limit) return deepest;
-  }
-  return deepest;
-}
+/** What the door allows a scenario document (src/http/storable.ts). */
+const DOCUMENT_RULES: DoorRules = { what: 'The scenario document', depth: LIMITS.valueDepth, bytes: LIMITS.scenarioBytes, values: LIMITS.bodyValues };
 
-/** Parse (when text) and check a document; a bad one is a 400 naming the offending field. */
+/**
+ * Parse (when text) and check a document; a bad one is a 400 naming the offending field. The door
+ * first (size, depth, cycles, JSON values: a YAML text before and after it is parsed, a JSON body
+ * after), so the schema, the store and every answer only ever meet a value they can read and write.
+ */
 export function parseScenario(input: unknown): ScenarioDocument {
   let value = input;
-  if (typeof input === 'string') {
-    // The YAML parser recurses once per level: a document nested thousands deep ran it out of stack
-    // inside V8's regular-expression compiler, which ends the process (found by the fuzzer).
-    if (yamlNestingDepth(input, LIMITS.scenarioDepth) > LIMITS.scenarioDepth) {
-      fail({ body: `nests deeper than ${LIMITS.scenarioDepth} levels` });
-    }
-    try {
-      value = parseYaml(input);
-    } catch (error) {
-      fail({ body: `is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}` });
-    }
-  }
+  if (typeof input === 'string') value = readYaml(input, DOCUMENT_RULES);
+  else checkStorable(input, DOCUMENT_RULES);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) fail({ body: 'must be a scenario document (an object with name and rules)' });
+  // Past its maxItems, a list of rules is refused before the schema sees it: Ajv gathers the errors of
+  // each rule (a schema of its own) by copying the list so far, and 20,000 bad rules took seconds.
+  const rules = (value as { rules?: unknown }).rules;
+  if (Array.isArray(rules) && rules.length > maxRules()) fail({ rules: `must NOT have more than ${maxRules()} items` });
   const validate = validator();
   if (!validate(value)) {
     const fields = validationErrors(readable(validate.errors ?? []));
@@ -225,6 +227,8 @@ export function readScenarioArgument(arg: string, cwd = process.cwd()): { source
   if (!found) {
     throw new Error(`--scenario ${arg}: no such file, and no shipped scenario of that name (scenarios/${arg}.json or .yaml)`);
   }
+  const size = statSync(found).size;
+  if (size > LIMITS.scenarioBytes) throw new Error(`--scenario ${arg} (${found}) is ${size} bytes, more than ${sizeText(LIMITS.scenarioBytes)}`);
   try {
     return { source: found, document: parseScenario(readFileSync(found, 'utf8')) };
   } catch (error) {

@@ -83,7 +83,10 @@ export function pathMatches(rulePath: string, path: string, template: string | n
 }
 
 function headerValue(headers: RequestFacts['headers'], name: string): string | undefined {
-  const value = headers[name.toLowerCase()];
+  const lower = name.toLowerCase();
+  // Own headers only: a rule naming `constructor` or `__proto__` must not meet Object.prototype's.
+  if (!Object.hasOwn(headers, lower)) return undefined;
+  const value = headers[lower];
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
