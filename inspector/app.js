@@ -216,7 +216,9 @@ function timelineRow(item) {
   }
   const outcome = item.error ? `${item.error}` : `${item.status_code}`;
   const next = item.next_attempt_at ? ` · next attempt ${item.next_attempt_at}` : '';
-  return h('tr', { 'data-type': 'delivery' }, h('td', {}, when(item.at)), h('td', {}, `delivery #${item.attempt}`), h('td', {}, item.topic),
+  // A delivery drill (a scenario's duplicate_delivery, timeout_after_delivery or wrong_secret) names itself.
+  const drill = item.drill ? ` · ${item.duplicate_of ? 'duplicate' : item.drill.replace(/_/g, ' ')}` : '';
+  return h('tr', { 'data-type': 'delivery' }, h('td', {}, when(item.at)), h('td', {}, `delivery #${item.attempt}${drill}`), h('td', {}, item.topic),
     h('td', { class: 'id' }, item.entity_id ?? item.event_id ?? ''), h('td', {}, badge(outcome), ` ${item.url}${next}`));
 }
 

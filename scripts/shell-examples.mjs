@@ -44,6 +44,11 @@ const RUN = [
     const [subscription] = bodies(out);
     if (subscription.topic !== 'invoice_paid' || JSON.stringify(subscription).includes('whsec_123')) throw new Error('subscription');
   }],
+  // After subscribe.sh: the invoice_paid subscription it made is what receives the event and its copies.
+  ['examples/webhooks/fire-duplicate.sh', (out) => {
+    const [event] = bodies(out);
+    if (event.topic !== 'invoice_paid' || !/^evt_/.test(event.idempotency_key)) throw new Error(`want the fired invoice_paid event, got ${JSON.stringify(event)}`);
+  }],
 ];
 const NOT_RUN = {
   'examples/readme/quick-start.sh': 'CI runs these very commands (.ci/run: npm ci, npm test); npm start runs dist/cli.js, which scripts/pack-smoke.sh starts and calls',

@@ -30,6 +30,12 @@ export const LIMITS = {
   webhookUrlChars: 2048,
   /** Webhook delivery retries before the account's queue pauses (the spec's 5). */
   webhookRetries: 5,
+  /**
+   * Copies a duplicate delivery drill sends after the delivery itself (a scenario's
+   * `duplicate_delivery.count`, `POST /_sandbox/events` `duplicate`): a receiver that handles one
+   * duplicate handles five; more would only hold the account's ordered queue. Beyond: 400 naming the field.
+   */
+  webhookDuplicateCopies: 5,
   /** Request journal entries kept per account (default; --journal-size changes it). */
   journalEntries: 500,
   /** Serialised size of one journal entry (request headers, query and body get half, the response body half). */

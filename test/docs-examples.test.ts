@@ -10,6 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { setup } from './helpers.js';
+import { webhookSandbox } from './webhooks-support.js';
+import { startWebhookReceiver } from '../src/testing/webhook-receiver.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -77,6 +79,39 @@ describe('the scenario document of docs/scenarios.md', () => {
     const lists = [];
     for (let i = 0; i < 4; i++) lists.push((await api.get('/invoices')).status);
     expect(lists).toEqual([200, 200, 429, 200]);
+  });
+});
+
+describe('the delivery drills of docs/webhooks.md', () => {
+  it('a wrong secret, then a duplicate, then an answer counted as a time-out, each in its place of the queue', async () => {
+    const w = await webhookSandbox();
+    const receiver = await startWebhookReceiver({ secret: 'whsec_docs' });
+    try {
+      expect((await w.sb.http.post('/_sandbox/scenarios').type('application/yaml').send(read('examples/webhooks/receiver-drills.yaml'))).status).toBe(201);
+      for (const topic of ['customer_created', 'invoice_paid']) await w.api.post('/webhooks', { endpoint_url: `${receiver.url}/hooks`, topic, secret_key: 'whsec_docs' }).expect(201);
+      const customer = async (name: string) => (await w.api.post('/customers', { name })).body.id as string;
+      const a = await customer('A');
+      const paid = await w.sb.http.post('/_sandbox/events').send({ topic: 'invoice_paid' }).expect(201);
+      const b = await customer('B');
+      await w.settle();
+      await w.sb.advance(90).expect(200);
+      const c = await customer('C');
+      const d = await customer('D');
+      await w.settle();
+      await w.sb.advance(90).expect(200);
+      const ip = paid.body.entity_id;
+      const key = paid.body.idempotency_key;
+      // The fired invoice_paid paid the invoice with a manual payment, which settles during the first
+      // advance and records invoice_paid again (another key): delivered in its turn, not duplicated.
+      expect(receiver.deliveries.map((x) => `${x.entity_id} ${x.idempotency_key === key ? 'fired ' : ''}${x.status}`)).toEqual([
+        `${a} 200`, `${ip} fired 401`, `${ip} fired 200`, `${ip} fired 200`, `${ip} fired 200`, `${b} 200`, `${ip} 200`, `${c} 200`, `${c} 200`, `${d} 200`,
+      ]);
+      const drills = ((await w.sb.http.get('/_sandbox/webhooks/deliveries')).body.data as Array<{ drill: string | null }>).reverse().map((x) => x.drill);
+      expect(drills).toEqual([null, 'wrong_secret', 'duplicate_delivery', 'duplicate_delivery', 'duplicate_delivery', null, null, 'timeout_after_delivery', null, null]);
+    } finally {
+      await receiver.close();
+      await w.close();
+    }
   });
 });
 
