@@ -208,7 +208,7 @@ export class Journal {
   seal(store: StoreData, owner: string): void {
     const section = this.sections.get(owner);
     if (!section) return;
-    const sealed = new Sealing(this.sealedAt.get(owner), this.texts.length);
+    const sealed = new Sealing(this.sealedAt.get(owner), this.texts.length, this.texts);
     for (const op of section.ops) {
       switch (op[0]) {
         case 'i':
@@ -301,7 +301,7 @@ class Sealing {
   private readonly added: string[] = [];
   private readonly replaced: Array<[number, string]> = [];
 
-  constructor(positions: Map<string, number> | undefined, private readonly base: number) {
+  constructor(positions: Map<string, number> | undefined, private readonly base: number, private readonly texts: readonly string[]) {
     this.positions = new Map(positions);
   }
 
@@ -310,10 +310,13 @@ class Sealing {
    * if any, else at the end. `forget`: a key whose earlier text must no longer be replaced.
    */
   put(op: Op, holder: string, key?: string, forget?: string): void {
-    const text = serialise(op, holder);
+    let text = serialise(op, holder);
     if (forget !== undefined) this.positions.delete(forget);
     const at = key === undefined ? undefined : this.positions.get(key);
     if (at !== undefined) {
+      // An object inserted earlier in this batch and updated since stays an insert, with its newer
+      // value: an update in its place would leave its id out of the order when the log is replayed.
+      if (op[0] === 'u' && (at >= this.base ? this.added[at - this.base] : this.texts[at]).startsWith('["i",')) text = `["i"${text.slice(4)}`;
       if (at >= this.base) this.added[at - this.base] = text;
       else this.replaced.push([at, text]);
       return;
