@@ -151,11 +151,29 @@ export class Journal {
     set.add(entry);
   }
 
-  /** The account went back to empty (its data replaced by `data`): sealed at once, after what it had noted. */
+  /**
+   * The account's data was replaced by `data` (empty after a reset, a snapshot's content after a
+   * restore): sealed at once, after what it had noted. The content follows the 'r' as a replay must
+   * build it: each collection's objects as inserts in their order, then its order as it is (with its
+   * tombstones, base and epoch) when the inserts alone would not make it.
+   */
   accountReset(data: AccountData): void {
     this.sections.delete(data.id);
     const section = this.section(data.id, data);
     section.ops.push(['r', data.id]);
+    for (const [name, c] of Object.entries(data.collections)) {
+      let live = 0;
+      const items = c.items as Map<string, { id: string } | number>;
+      for (const id of c.order) {
+        const item = items.get(id);
+        if (item === undefined) continue;
+        // A replacement's objects are made for it (never cold numbers: nothing loaded them from a file).
+        if (typeof item === 'number') throw new Error(`account ${data.id} replaced with a cold object in ${name}`);
+        section.ops.push(['i', data.id, name, item]);
+        live += 1;
+      }
+      if (live !== c.order.length || c.base !== undefined || c.epoch !== undefined) section.ops.push(['o', data.id, name, [...c.order], c.base ?? null, c.epoch ?? null]);
+    }
     section.touched = true;
     section.jobs = true;
     for (const key of Object.keys(data.state)) section.whole.add(key);
