@@ -489,6 +489,8 @@ describe('an imported document is checked before anything is kept', () => {
     ['version', (d: any) => { d.version = 2; }, 'document.version'],
     ['clock', (d: any) => { d.clock.offset_ms = 1e300; }, 'document.clock.offset_ms'],
     ['a counter', (d: any) => { d.counters.ids = -1; }, 'document.counters.ids'],
+    ['the id counter below the ids held', (d: any) => { d.counters.ids = 1; }, 'document.counters.ids'],
+    ['a stream forwarder\'s subscription', (d: any) => { d.collections.webhook_subscriptions = { items: [{ id: 'whs_00000000000000000001', forwarder: 'stm_1' }] }; }, 'document.collections.webhook_subscriptions.items[0].forwarder'],
     ['an item without id', (d: any) => { delete d.collections.customers.items[1].id; }, 'document.collections.customers.items[1].id'],
     ['a repeated id', (d: any) => { d.collections.customers.items[1].id = d.collections.customers.items[0].id; }, 'document.collections.customers.items[1].id'],
     ['an unknown collection', (d: any) => { d.collections.bogus = { items: [] }; }, 'document.collections.bogus'],
@@ -510,7 +512,7 @@ describe('an imported document is checked before anything is kept', () => {
 
   it('generated edits of an export either import and restore cleanly or answer 400 naming a document field: never 500', async () => {
     const { sb, ctl, document, api, token } = await exported();
-    const paths = ['format', 'version', 'name', 'environment', 'account', 'clock', 'counters', 'jobs', 'state', 'collections', 'collections.customers', 'collections.customers.items',
+    const paths = ['format', 'version', 'name', 'environment', 'account', 'clock', 'counters', 'jobs', 'state', 'collections', 'collections.customers', 'collections.customers.items', 'collections.customers.items.0.id',
       'collections.customers.order', 'collections.customers.base', 'collections.events.items', 'state.scenarios', 'state.scenario_counters', 'counters.ids', 'clock.offset_ms'];
     const values = fc.oneof(fc.constant(undefined), fc.constant(null), fc.integer({ min: -5, max: 1e9 }), fc.double(), fc.string({ maxLength: 5 }), fc.constant([]), fc.constant({}), fc.constant([{}]), fc.constant([{ id: 'x' }, { id: 'x' }]), fc.constant(['a', 'a']));
     let round = 0;
@@ -531,6 +533,7 @@ describe('an imported document is checked before anything is kept', () => {
       }
       await ctl.restore(name).expect(200);
       expect((await api.get('/customers')).status).toBeLessThan(500);
+      expect((await api.post('/customers', { name: 'After an import' })).status).toBe(201);
       expect((await sb.http.get('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)).status).toBeLessThan(500);
       expect((await sb.advance(60, token)).status).toBeLessThan(500);
       await ctl.remove(name).expect(200);

@@ -110,6 +110,7 @@ export function capture(account: Account, name: string, createdAt: string): Save
   const collections: string[] = [];
   let chars = 0;
   const forwarders = subscriptions(account).name;
+  if (forwarders !== subscriptionsName) throw new Error(`webhook subscriptions are stored as ${forwarders}`);
   for (const [collection, c] of Object.entries(data.collections)) {
     const texts: string[] = [];
     let gaps = false;
@@ -237,6 +238,9 @@ function depthOf(value: unknown, bound: number): number {
   return deepest;
 }
 
+/** The stored name of the webhook subscriptions collection. */
+const subscriptionsName = 'webhook_subscriptions';
+
 function checkCollection(name: string, value: unknown, problems: Problems): void {
   const at = `collections.${name}`;
   if (!/^[a-z_]+$/.test(name) || !isDefinedCollection(name)) return problems.add(at, 'is not a collection this sandbox keeps');
@@ -254,6 +258,8 @@ function checkCollection(name: string, value: unknown, problems: Problems): void
     }
     if (ids.has(item.id)) problems.add(`${at}.items[${i}].id`, `repeats the id ${item.id}`);
     ids.add(item.id);
+    // A CLI stream's subscription lives as long as its stream: a snapshot never carries one.
+    if (name === subscriptionsName && isForwarder(item)) problems.add(`${at}.items[${i}].forwarder`, 'marks a command-line stream\'s subscription, which a snapshot never carries');
   }
   if (value.order === undefined) return;
   const order = value.order;
@@ -343,7 +349,29 @@ export function checkDocument(value: unknown, prefix = 'document.'): SnapshotDoc
   if (!isObject(value.collections)) problems.add('collections', 'must be an object of collections');
   else for (const [name, c] of Object.entries(value.collections)) checkCollection(name, c, problems);
   if (problems.any) throw fail();
-  return value as unknown as SnapshotDocument;
+  const doc = value as unknown as SnapshotDocument;
+  checkIdCounter(doc, problems);
+  if (problems.any) throw fail();
+  return doc;
+}
+
+/** Ids the sandbox makes (`prefix_` and 20 hex digits of a digest of the seed, account and counter). */
+const MADE_ID = /^[a-z]+_[0-9a-f]{20}$/;
+
+/**
+ * New ids continue from `counters.ids`, and every id the sandbox made for the document's objects and
+ * jobs took one step of it: a counter below their number was edited down, and a create after the
+ * restore could meet an id the document holds. (A counter edited to a value above that number but
+ * below the highest step used is not found here.)
+ */
+function checkIdCounter(doc: SnapshotDocument, problems: Problems): void {
+  let made = 0;
+  for (const c of Object.values(doc.collections)) {
+    for (const id of c.order ?? c.items.map((item) => item.id)) if (MADE_ID.test(id)) made += 1;
+  }
+  for (const job of doc.jobs) if (MADE_ID.test(job.id)) made += 1;
+  const counter = doc.counters.ids ?? 0;
+  if (counter < made) problems.add('counters.ids', `must be at least ${made}, the ids the document's objects and jobs hold: new ids continue from it`);
 }
 
 /**
