@@ -307,12 +307,22 @@ describe('with --data', () => {
     await control(sb, token).save({ name: 'many' }).expect(201);
     await control(sb, token).restore('many', { environment: 'demo' }).expect(200);
     const demo = canonical(dataOf(sb, 'demo'));
+    // Into the data file's snapshot: a start then leaves the objects as text until read (cold).
+    await sb.deps.store.compact();
     await sb.deps.store.close();
 
     const again = await setup({ dataFile, flushDelayMs: 0 });
     expect(canonical(dataOf(again, 'demo'))).toBe(demo);
     const againToken = await again.token();
     expect((await control(again, againToken).list().expect(200)).body.data.map((s: { name: string; counts: Record<string, number> }) => [s.name, s.counts.customers])).toEqual([['many', 1500]]);
+    // The production account's objects are as the data file loaded them (cold, kept as text): saved
+    // as that text, they restore into demo as the same objects.
+    expect(typeof again.deps.store.data.accounts['ptn_default:production'].collections.customers.items.values().next().value).toBe('number');
+    const production = content(dataOf(again));
+    await control(again, againToken).save({ name: 'cold' }).expect(201);
+    await control(again, againToken).restore('cold', { environment: 'demo' }).expect(200);
+    expect(content(dataOf(again, 'demo'))).toBe(production);
+    await control(again, againToken).remove('cold').expect(200);
     // Restored again after the restart, into production: the same objects.
     await control(again, againToken).restore('many').expect(200);
     expect(content(dataOf(again))).toBe(content(dataOf(again, 'demo')));
