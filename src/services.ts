@@ -1,7 +1,7 @@
 // Owns the registry of services that features add at install time (webhook delivery, the live
 // stream, the journal, scenarios, ...) and the hooks tests set (delivery faults, PDF fetch options,
 // a scenario clock). Each name has one type, so a reader gets the service's own type, not `unknown`.
-import type { FixtureDocument } from './fixtures/document.js';
+import type { StartFixtures } from './fixtures/document.js';
 import type { Journal } from './journal/journal.js';
 import type { FetchOptions } from './pdf/fetch.js';
 import type { ScenarioEngine } from './scenarios/engine.js';
@@ -11,6 +11,7 @@ import type { DeliveryDuplicatesHook, DeliveryFaultHook } from './faults.js';
 import type { WebhookQueue } from './webhooks/queue.js';
 import type { MemoryBudget } from './budget/memory-budget.js';
 import type { SendGuard } from './http/send-guard.js';
+import type { SnapshotTable } from './snapshots/table.js';
 
 /** Every service by its name (the names are exported next to their owners: WEBHOOKS_SERVICE, JOURNAL, ...). */
 export interface Services {
@@ -30,8 +31,10 @@ export interface Services {
   'pdf.fetchOptions': Partial<FetchOptions>;
   /** The bound on unread answers of the server made for these deps (createSandboxServer). */
   sendGuard: SendGuard;
-  /** The --fixtures document, loaded again after a full reset. */
-  startFixtures: FixtureDocument;
+  /** Every partner's account snapshots (src/snapshots/). */
+  snapshots: SnapshotTable;
+  /** The --fixtures document (a dataset or a snapshot), loaded again after a full reset. */
+  startFixtures: StartFixtures;
 }
 
 export type ServiceName = keyof Services;

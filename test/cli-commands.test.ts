@@ -1,7 +1,7 @@
 // The command line's subcommands, run as built (`node dist/cli.js ...`, see cli-harness.ts) against a
 // sandbox started on port 0 in this process: clock, trigger, listen (with ordered forwarding),
-// requests (and --follow), reset, scenario; --json output; exit codes 0, 1, 2 and 3; colour only on
-// a terminal.
+// requests (and --follow), reset, scenario, snapshot; --json output; exit codes 0, 1, 2 and 3; colour
+// only on a terminal.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,6 +63,8 @@ describe('help', () => {
     [['reset', '--help'], ['--all']],
     [['scenario', '--help'], ['load', 'list', 'clear']],
     [['scenario', 'load', '--help'], ['<file|name>', 'slow-api']],
+    [['snapshot', '--help'], ['save', 'restore', 'export', 'import', 'list', 'delete']],
+    [['snapshot', 'restore', '--help'], ['<name>', '--environment']],
   ])('%j exits 0 and shows %j', async (args, words) => {
     const res = await cli(args);
     expect(res.status).toBe(0);
@@ -347,6 +349,44 @@ describe('reset and scenario', () => {
     const typo = await cli(['scenario', 'load', 'slow-apy']);
     expect(typo.status).toBe(2);
     expect(typo.stderr).toContain('no file slow-apy, and no shipped scenario of that name; did you mean slow-api?');
+  });
+});
+
+describe('snapshot', () => {
+  it('saves, lists, exports to a file, imports it back, restores (here and into demo) and deletes; refusals exit 1 with the field', async () => {
+    const made = (await api('POST', '/customers', { name: 'Saved Co' })).body;
+    const saved = await cli(['snapshot', 'save', 'after-setup']);
+    expect(saved.status).toBe(0);
+    expect(saved.stdout).toMatch(/^Saved after-setup: 2 objects, \d+ kB\.\n$/);
+    const again = await cli(['snapshot', 'save', 'after-setup']);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('snapshot_exists');
+    expect(again.stderr).toContain('name: is the name of a snapshot the partner keeps');
+    expect((await cli(['snapshot', 'save', 'after-setup', '--replace'])).status).toBe(0);
+
+    const file = join(scratch, 'after-setup.json');
+    expect((await cli(['snapshot', 'export', 'after-setup', '-o', file])).stdout).toBe(`Exported after-setup to ${file}.\n`);
+    const imported = await cli(['snapshot', 'import', file, '--name', 'copy', '--json']);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ name: 'copy', redacted: true, counts: { customers: 1, events: 1 } });
+    const exported = JSON.parse((await cli(['snapshot', 'export', 'copy'])).stdout);
+    expect(exported).toMatchObject({ format: 'billing-sandbox-snapshot', name: 'copy' });
+
+    const list = await cli(['snapshot', 'list']);
+    const lines = list.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME +FROM +CREATED AT +OBJECTS +SIZE$/);
+    expect(lines.slice(1).map((l) => l.split(/  +/).slice(0, 2))).toEqual([['after-setup', 'ptn_default:production'], ['copy', 'ptn_default:production (imported)']]);
+
+    await api('POST', '/customers', { name: 'Made after' });
+    expect((await cli(['snapshot', 'restore', 'after-setup'])).stdout).toBe('Restored after-setup into ptn_default:production: 2 objects.\n');
+    expect((await api('GET', '/customers')).body.data.map((c: { id: string }) => c.id)).toEqual([made.id]);
+    expect(JSON.parse((await cli(['snapshot', 'restore', 'after-setup', '--environment', 'demo', '--json'])).stdout)).toMatchObject({ account: 'ptn_default:demo' });
+    expect((await cli(['snapshot', 'restore', 'after-setup', '--environment', 'staging'])).status).toBe(2);
+
+    expect((await cli(['snapshot', 'delete', 'copy'])).stdout).toBe('Deleted copy.\n');
+    const gone = await cli(['snapshot', 'delete', 'copy']);
+    expect(gone.status).toBe(1);
+    expect(gone.stderr).toContain('404 not_found');
+    expect((await cli(['snapshot', 'import', join(scratch, 'missing.json')])).status).toBe(2);
   });
 });
 

@@ -33,13 +33,13 @@ describe('docs quote their examples', () => {
   it('every documentation example file is quoted somewhere', async () => {
     const { quotedFiles } = (await import(join(ROOT, 'scripts/docs-examples.mjs'))) as { quotedFiles: () => string[] };
     const quoted = new Set(quotedFiles());
-    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'control-plane', 'logs']
+    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'snapshots', 'control-plane', 'logs']
       .flatMap((dir) => readdirSync(join(ROOT, 'examples', dir)).map((f) => `examples/${dir}/${f}`));
     expect(files.filter((f) => !quoted.has(f))).toEqual([]);
   });
 
   it('the shell examples are valid bash', () => {
-    for (const dir of ['readme', 'running', 'scenarios', 'webhooks']) {
+    for (const dir of ['readme', 'running', 'scenarios', 'webhooks', 'snapshots']) {
       for (const file of readdirSync(join(ROOT, 'examples', dir)).filter((f) => f.endsWith('.sh'))) {
         expect(() => execFileSync('bash', ['-n', join(ROOT, 'examples', dir, file)])).not.toThrow();
       }
@@ -125,6 +125,19 @@ describe('the data examples', () => {
     const bills = (await api.get('/bills?limit=500')).body.data as Array<{ amount: number; status: string }>;
     expect(bills).toEqual(expect.arrayContaining([expect.objectContaining({ amount: 120, status: 'paid' })]));
     expect((await api.get('/webhooks')).body.data).toEqual([expect.objectContaining({ topic: 'invoice_paid', endpoint_url: 'https://hooks.example/billing' })]);
+  });
+
+  it('the snapshot export of docs/snapshots.md loads with --fixtures FILE: its objects, its masked secret and its due job', async () => {
+    const exported = JSON.parse(read('examples/fixtures/after-setup.snapshot.json'));
+    const sb = await setup({ fixtures: join(ROOT, 'examples/fixtures/after-setup.snapshot.json') });
+    const api = sb.as(await sb.token());
+    expect((await api.get('/customers')).body.data).toEqual([expect.objectContaining({ id: exported.collections.customers.items[0].id, name: 'Acme Corp' })]);
+    expect((await api.get('/webhooks')).body.data).toEqual([expect.objectContaining({ topic: 'invoice_paid', secret_last_4_digits: '5678' })]);
+    const [invoice] = (await api.get('/invoices')).body.data;
+    await sb.http.post('/_sandbox/clock/advance').send({ to: '2030-02-01T06:00:00Z' }).expect(200);
+    expect((await api.get(`/invoices/${invoice.id}`)).body.status).toBe('OVERDUE');
+    // The same document imports through the control plane too.
+    expect((await sb.http.post('/_sandbox/snapshots').send({ document: exported })).status).toBe(201);
   });
 
   it('the accounting sync of docs/api-coverage.md creates its four items, linked by position', async () => {

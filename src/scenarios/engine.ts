@@ -154,8 +154,10 @@ export class ScenarioEngine {
   /** Each rule's counters on this account, read without creating them (zeros for a rule not yet matched). */
   countersOf(account: Account, scenario: LoadedScenario): RuleCounter[] {
     const stored = ruleCounters(account).get(scenario.id);
-    // Counters are made for every rule at once, and a loaded document never changes.
-    return stored ? stored.map(({ matched, fired }) => ({ matched, fired })) : scenario.document.rules.map(() => ({ matched: 0, fired: 0 }));
+    // Counters are made for every rule at once, and a loaded document never changes; one per rule all
+    // the same, so that counters an imported snapshot brought for a document of another length never
+    // leave a rule without one.
+    return scenario.document.rules.map((_, i) => (stored?.[i] ? { matched: stored[i].matched, fired: stored[i].fired } : { matched: 0, fired: 0 }));
   }
 
   /** Global scenarios first (loaded at start), then the account's own, oldest first. */

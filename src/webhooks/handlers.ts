@@ -69,5 +69,15 @@ export const webhooksFeature: Feature = {
     queue.install();
     // After the queue: its listener makes an event's deliveries and applies the retention first.
     new HistoryBudget(deps).install();
+    // The clock moved on: history past its age limit goes now, in a unit of work of its own, so that a
+    // read after an advance finds nothing to drop (reads still apply it: real time ages history too).
+    deps.activity.on('clock', (account) => {
+      if (deps.store.degraded || account.retired) return;
+      try {
+        account.transaction(() => queue.prune(account));
+      } catch (error) {
+        deps.log.error({ err: error, account: account.id }, 'webhook history retention after a clock advance failed');
+      }
+    });
   },
 };

@@ -152,15 +152,19 @@ export class WebhookQueue {
     // Memory read again from the data file after a failed write: once the file takes writes again,
     // the queues are taken up as after a restart (an attempt cut short is sent again).
     this.deps.store.events.on('writeResumed', () => this.recoverAll());
+    // An account's data replaced by a snapshot's (a restore): its queue is taken up as after a restart.
+    this.deps.store.events.on('accountReset', (account) => this.recoverOne(account));
   }
 
   private recoverAll(): void {
-    for (const account of this.deps.store.allAccounts()) {
-      try {
-        account.transaction(() => this.recover(account));
-      } catch (error) {
-        this.deps.log.error({ err: error, account: account.id }, 'could not take up the webhook queue');
-      }
+    for (const account of this.deps.store.allAccounts()) this.recoverOne(account);
+  }
+
+  private recoverOne(account: Account): void {
+    try {
+      account.transaction(() => this.recover(account));
+    } catch (error) {
+      this.deps.log.error({ err: error, account: account.id }, 'could not take up the webhook queue');
     }
   }
 
