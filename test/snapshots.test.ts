@@ -510,7 +510,7 @@ describe('an imported document is checked before anything is kept', () => {
     ['state left out of snapshots', (d: any) => { d.state.blobs = { bytes: 0, sizes: {} }; }, 'document.state.blobs'],
     ['a queue of the wrong shape', (d: any) => { d.state.webhook_queue = { queue: 'x', paused: false, retry_count: 0, job: null, in_flight: null }; }, 'document.state.webhook_queue.queue'],
     ['a scenario document the scenario schema refuses', (d: any) => { d.state.scenarios[0].document.rules[0].respond.status = 99; }, 'document.state.scenarios[0].document.rules[0].respond.status'],
-    ['nesting past snapshotDepth', (d: any) => { let deep: any = {}; const top = deep; for (let i = 0; i < 150; i++) { deep.x = {}; deep = deep.x; } d.collections.customers.items[0].nested = top; }, 'document'],
+    ['nesting past snapshotDepth', (d: any) => { let deep: any = {}; const top = deep; for (let i = 0; i < 150; i++) { deep.x = {}; deep = deep.x; } d.collections.customers.items[0].nested = top; }, 'document.collections.customers.items'],
   ])('%s: 400 naming %s', async (_what, mutate, field) => {
     const { ctl, document } = await exported();
     mutate(document);

@@ -502,7 +502,7 @@ describe('fixture files at the door', () => {
       await expect(createDeps({ fixtures: deep, logLevel: 'silent' })).rejects.toThrow(/customers\[0\]\.users\[0\] nests deeper than 64 levels/);
       const big = join(dir, 'big.json');
       writeFileSync(big, JSON.stringify({ name: 'big', description: 'x'.repeat(LIMITS.fixtureBytes) }));
-      await expect(createDeps({ fixtures: big, logLevel: 'silent' })).rejects.toThrow(/more than 10 MB/);
+      await expect(createDeps({ fixtures: big, logLevel: 'silent' })).rejects.toThrow(/past 10 MB/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
