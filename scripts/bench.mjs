@@ -11,12 +11,15 @@
 // the real CLI with --data at 1k and 1M stored customers, cold start of `node dist/cli.js` to the first
 // 200 on health (with the pages it first touched, against bare node's, and their price here), idle
 // RSS, RSS with 100k customers, webhook deliveries per second. Prints a Markdown
-// table and the ratios against the goals of issue 11.
+// table and the ratios against the project's goals (GOALS below). Each run also writes its figures as
+// JSON to bench-results/ (git-ignored; the history of runs lives there, not in the docs).
 //
-//   node scripts/bench.mjs [--check] [--quick] [--only http,data,start,webhooks]
-//     --check  exit 1 when a goal of issue 11 is missed (without it the goals are only reported)
-//     --quick  3-second runs, one round, smaller stores: a smoke run, not a measurement
-//     --only   measure only these sections (--http-only: the side-by-side rows alone, as JSON)
+//   node scripts/bench.mjs [--check] [--quick] [--only http,data,start,webhooks] [--markdown]
+//     --check     exit 1 when a goal is missed (without it the goals are only reported)
+//     --quick     3-second runs, one round, smaller stores: a smoke run, not a measurement
+//     --only      measure only these sections (--http-only: the side-by-side rows alone, as JSON)
+//     --markdown  write the tables into docs/performance.md's generated block (a full run only;
+//                 BENCH_MARKDOWN_FILE names another page, and then any run may write it)
 //   BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_SLICES (5: the sandbox's side-by-side rows), BENCH_SIZES ("1000,100000"), BENCH_DATA_SIZES ("1000,1000000"),
 //   BENCH_DATA_WARMUP (20 s of writes before each --data measurement), BENCH_DATA_DIR (keep the seeded
 //   data files there and reuse them: seeding a million customers takes minutes), BENCH_WEBHOOKS (5000).
@@ -26,7 +29,7 @@
 // written the CLI's code cache (src/cli/code-cache.ts), as every start after a build's first has.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { createRequire } from 'node:module';
@@ -35,6 +38,7 @@ import autocannon from 'autocannon';
 import { startCli, token as cliToken } from './lib/data-cli.mjs';
 import { combined, inRoundOrder, median, paired, sliceOrder } from './bench/stats.mjs';
 import { nodeCheck } from './bench/node-check.mjs';
+import { writeBlock } from './lib/generated-block.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -44,6 +48,14 @@ const QUICK = argv.includes('--quick');
 /** Only the side-by-side GET/POST rows, as JSON (a quick look while working on the hot path). */
 const HTTP_ONLY = argv.includes('--http-only');
 const SECTIONS = new Set(HTTP_ONLY ? ['http'] : argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : ['http', 'data', 'start', 'webhooks']);
+/** Where --markdown writes the tables: the page partners read holds a full run only. */
+const MARKDOWN_FILE = argv.includes('--markdown') ? (process.env.BENCH_MARKDOWN_FILE ?? join(ROOT, 'docs', 'performance.md')) : undefined;
+if (MARKDOWN_FILE && !process.env.BENCH_MARKDOWN_FILE && (QUICK || HTTP_ONLY || argv.includes('--only'))) {
+  process.stderr.write('[bench] --markdown writes docs/performance.md from a full run: drop --quick, --only and --http-only\n');
+  process.exit(2);
+}
+/** One JSON file per run (git-ignored): the figures, the settings and the machine. */
+const RESULTS_DIR = join(ROOT, 'bench-results');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 10));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 /** The sandbox's rows of a round run as this many interleaved slices of BENCH_SECONDS / SLICES each. */
@@ -58,7 +70,7 @@ const DATA_CONNECTIONS = 10;
 const CONNECTIONS = 50;
 const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-/** The goals of issue 11 (`--check` fails when one is missed). */
+/** The project's goals (`--check` fails when one is missed; docs/performance.md explains each). */
 const GOALS = {
   getVsPrism: 2,
   getVsExpress: 1,
@@ -204,6 +216,26 @@ function keep(key, value) {
 }
 
 const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+const STARTED_AT = new Date();
+/** The commit measured (with a mark when the tree has changes), for the run's JSON only. */
+function commit() {
+  try {
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return dirty ? `${head} (with changes)` : head;
+  } catch {
+    return null;
+  }
+}
+/** Write one run's record to bench-results/<start time>.json; returns its path. */
+function saveRun(record) {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `${STARTED_AT.toISOString().replace(/[:.]/g, '-')}.json`);
+  const settings = { argv, seconds: SECONDS, rounds: ROUNDS, slices: SLICES, sizes: SIZES, dataSizes: DATA_SIZES, webhooks: WEBHOOKS, dataWarmup: DATA_WARMUP, connections: CONNECTIONS, dataConnections: DATA_CONNECTIONS };
+  const machine = { node: process.version, cores: cpus().length, cpu: cpus()[0]?.model, loadBefore, loadAfter: load() };
+  writeFileSync(file, `${JSON.stringify({ startedAt: STARTED_AT.toISOString(), endedAt: new Date().toISOString(), commit: commit(), settings, machine, ...record }, null, 1)}\n`);
+  return file;
+}
 log(`${cpus().length} cores, load ${load()}; ${SECONDS} s per run, ${ROUNDS} round(s), -c ${CONNECTIONS}`);
 const loadBefore = load();
 // The goals are for the Node the package supports (scripts/bench/node-check.mjs).
@@ -474,7 +506,9 @@ const ratios = {
   dataGrowthP99: dataP99.value,
 };
 if (HTTP_ONLY) {
-  console.log(JSON.stringify({ ratios, rows: Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => [Math.round(m.rps), Math.round(m.cpuUs), Math.round(m.p99 * 10) / 10])])) }, null, 1));
+  const figures = { ratios, rows: Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => [Math.round(m.rps), Math.round(m.cpuUs), Math.round(m.p99 * 10) / 10])])) };
+  saveRun({ figures });
+  console.log(JSON.stringify(figures, null, 1));
   process.exit(0);
 }
 const starts = results.get('start sandbox') ?? [];
@@ -534,8 +568,21 @@ const goals = [
 row('measure', 'value', 'goal', 'verdict');
 row('---', '---', '---', '---');
 for (const [name, value, target, verdict] of goals) row(name, value, target, verdict);
-lines.push('', `${new Date().toISOString().slice(0, 10)}, node ${process.version}${nodeNote}, ${cpus().length} cores, load average ${loadBefore} before and ${load()} after; ${SECONDS} s per run, ${ROUNDS} interleaved round(s) (ratios of medians; the sandbox's rows against each other: the median of each round's own ratio; its side-by-side rows in ${SLICES} interleaved slices a round), autocannon -c ${CONNECTIONS} (-c ${DATA_CONNECTIONS} for --data, after ${DATA_WARMUP} s of writes).`);
+const how = `node ${process.version}${nodeNote}, ${cpus().length} cores, load average ${loadBefore} before and ${load()} after; ${SECONDS} s per run, ${ROUNDS} interleaved round(s) (ratios of medians; the sandbox's rows against each other: the median of each round's own ratio; its side-by-side rows in ${SLICES} interleaved slices a round), autocannon -c ${CONNECTIONS} (-c ${DATA_CONNECTIONS} for --data, after ${DATA_WARMUP} s of writes).`;
+const tables = [...lines, how].join('\n');
+lines.push('', `${new Date().toISOString().slice(0, 10)}, ${how}`);
 console.log(lines.join('\n'));
+const saved = saveRun({
+  figures: Object.fromEntries([...results]),
+  ratios,
+  goals: goals.map(([measure, value, target, verdict]) => ({ measure, value, goal: target, verdict: verdict.replaceAll('*', '') })),
+  markdown: tables,
+});
+log(`figures written to ${saved}`);
+if (MARKDOWN_FILE) {
+  writeBlock(MARKDOWN_FILE, 'bench', tables);
+  log(`tables written to ${MARKDOWN_FILE} (its generated block "bench")`);
+}
 
 const missed = goals.filter((g) => g[3] === '**missed**');
 if (CHECK && missed.length) {
