@@ -524,6 +524,8 @@ const largeRss = rss100k.at(-1);
 const hooks = results.get('webhooks') ?? [];
 const hookRate = median(hooks.map((w) => w.perSecond));
 
+/** A count as the tables print it: 1,000,000 (grouped, so that no figure reads as a commit id). */
+const count = (n) => Number(n).toLocaleString('en-US');
 const lines = [];
 const row = (...cells) => lines.push(`| ${cells.join(' | ')} |`);
 if (targets.length || DATA_SIZES.some((size) => results.has(`post data@${size}`))) {
@@ -531,7 +533,7 @@ if (targets.length || DATA_SIZES.some((size) => results.has(`post data@${size}`)
   row('---', '---', '---', '---', '---', '---');
 }
 for (const key of new Set(targets.map((t) => t.key))) {
-  const label = key === 'express' ? 'express 5 hello-world (GET /)' : key === 'prism' ? 'Prism 5.14 mock, silent' : `billing-sandbox, ${key.split('@')[1]} stored customers`;
+  const label = key === 'express' ? 'express 5 hello-world (GET /)' : key === 'prism' ? 'Prism 5.14 mock, silent' : `billing-sandbox, ${count(key.split('@')[1])} stored customers`;
   row(label, spread(rps(`get ${key}`)), spread(cpu(`get ${key}`)), results.has(`post ${key}`) ? spread(rps(`post ${key}`)) : '-',
     results.has(`post ${key}`) ? spread(cpu(`post ${key}`)) : '-', `${spread(p99(`get ${key}`), 1)} / ${results.has(`post ${key}`) ? spread(p99(`post ${key}`), 1) : '-'}`);
 }
@@ -539,7 +541,7 @@ for (const size of DATA_SIZES) {
   const rows = results.get(`post data@${size}`);
   if (!rows) continue;
   const gcs = `pages first touched a write ${spread(rows.map((m) => m.faultsPerWrite), 2)}; a young collection every ${spread(rows.map((m) => m.writesPerScavenge))} writes, pausing ${spread(rows.map((m) => m.scavengeMs), 1)} ms; full collections ${rows.map((m) => m.marks).join('/')}`;
-  row(`billing-sandbox --data, ${size} stored customers (-c ${DATA_CONNECTIONS}; RSS ${spread(rows.map((m) => m.rss))} MB, start ${rows.map((m) => m.startS.toFixed(1)).join('/')} s; ${gcs})`,
+  row(`billing-sandbox --data, ${count(size)} stored customers (-c ${DATA_CONNECTIONS}; RSS ${spread(rows.map((m) => m.rss))} MB, start ${rows.map((m) => m.startS.toFixed(1)).join('/')} s; ${gcs})`,
     '-', '-', spread(rps(`post data@${size}`)), spread(cpu(`post data@${size}`)), `- / ${spread(p99(`post data@${size}`), 1)}`);
 }
 lines.push('');
@@ -554,15 +556,15 @@ const goals = [
   goal('GET sandbox / express hello-world', two(ratios.getVsExpress), `>= ${GOALS.getVsExpress}`, met(ratios.getVsExpress, (v) => v >= GOALS.getVsExpress)),
   goal('POST / GET (sandbox), median of the rounds', pairedText(postGet), `>= ${GOALS.postVsGet}`, met(ratios.postVsGet, (v) => v >= GOALS.postVsGet)),
   goal('POST sandbox / Prism', two(ratios.postVsPrism), '(reported)', met(ratios.postVsPrism, () => true)),
-  goal(`GET CPU/req at ${SIZES.at(-1)} / at ${SIZES[0]} stored, median of the rounds`, pairedText(getGrowth), `<= ${GOALS.getGrowth}`, met(ratios.getGrowth, (v) => v <= GOALS.getGrowth)),
-  goal(`POST --data CPU/req at ${DATA_SIZES.at(-1)} / at ${DATA_SIZES[0]}, median of the rounds`, pairedText(dataCpu), `<= ${GOALS.dataGrowth}`, met(ratios.dataGrowthCpu, (v) => v <= GOALS.dataGrowth)),
-  goal(`POST --data p99 at ${DATA_SIZES.at(-1)} / at ${DATA_SIZES[0]}, median of the rounds`, pairedText(dataP99), `<= ${GOALS.dataGrowth}`, met(ratios.dataGrowthP99, (v) => v <= GOALS.dataGrowth)),
+  goal(`GET CPU/req at ${count(SIZES.at(-1))} / at ${count(SIZES[0])} stored, median of the rounds`, pairedText(getGrowth), `<= ${GOALS.getGrowth}`, met(ratios.getGrowth, (v) => v <= GOALS.getGrowth)),
+  goal(`POST --data CPU/req at ${count(DATA_SIZES.at(-1))} / at ${count(DATA_SIZES[0])}, median of the rounds`, pairedText(dataCpu), `<= ${GOALS.dataGrowth}`, met(ratios.dataGrowthCpu, (v) => v <= GOALS.dataGrowth)),
+  goal(`POST --data p99 at ${count(DATA_SIZES.at(-1))} / at ${count(DATA_SIZES[0])}, median of the rounds`, pairedText(dataP99), `<= ${GOALS.dataGrowth}`, met(ratios.dataGrowthP99, (v) => v <= GOALS.dataGrowth)),
   goal('cold start, `node dist/cli.js` to first 200 on health (median)',
     starts.length ? `${Math.round(coldMs)} ms (${spread(starts.map((s) => s.ms))}; bare node ${spread(results.get('start node').map((s) => s.ms))}, Prism ${fmt(results.get('start prism')[0].ms)}; ${startFaults()})` : '-',
     `<= ${GOALS.coldStartMs} ms`, met(coldMs, (v) => v <= GOALS.coldStartMs)),
   goal('idle RSS after start (largest of the starts)', starts.length ? `${idleRss} MB (bare node ${Math.max(...results.get('start node').map((s) => s.rss))} MB)` : '-', `<= ${GOALS.idleRssMb} MB`, met(idleRss, (v) => v <= GOALS.idleRssMb)),
-  goal(`RSS with ${largeRss?.size ?? '-'} customers`, largeRss ? `${largeRss.mb} MB` : '-', `<= ${GOALS.rss100kMb} MB`, largeRss ? largeRss.size < 100_000 || largeRss.mb <= GOALS.rss100kMb : NaN),
-  goal(`webhook deliveries/s (${WEBHOOKS} queued, in order)`, hooks.length ? `${Math.round(hookRate)} (${spread(hooks.map((w) => w.perSecond))})` : '-', `>= ${GOALS.webhooksPerSecond}`,
+  goal(`RSS with ${largeRss ? count(largeRss.size) : '-'} customers`, largeRss ? `${largeRss.mb} MB` : '-', `<= ${GOALS.rss100kMb} MB`, largeRss ? largeRss.size < 100_000 || largeRss.mb <= GOALS.rss100kMb : NaN),
+  goal(`webhook deliveries/s (${count(WEBHOOKS)} queued, in order)`, hooks.length ? `${Math.round(hookRate)} (${spread(hooks.map((w) => w.perSecond))})` : '-', `>= ${GOALS.webhooksPerSecond}`,
     met(hookRate, (v) => v >= GOALS.webhooksPerSecond && hooks.every((w) => w.inOrder))),
 ];
 row('measure', 'value', 'goal', 'verdict');
