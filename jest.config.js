@@ -1,6 +1,6 @@
 // Jest runs the TypeScript sources as native ESM through ts-jest, transpiling only (tsc --noEmit
 // type-checks in `npm test`). ts-jest rather than swc: swc's platform binaries are not all on the
-// registry mirror this project installs from, which breaks `npm ci` (see README, Gaps and choices).
+// registry mirror this project installs from, which breaks `npm ci`.
 export default {
   roots: ['<rootDir>/test'],
   // Partners' projects, run against the packed tarball by scripts/consumers.sh, not by this suite.

@@ -12,12 +12,15 @@
 // 200 on health (with the pages it first touched, against bare node's, and their price here), idle
 // RSS, RSS with 100k customers, webhook deliveries per second, and the time of an account snapshot and
 // of its restore (10,000 objects over HTTP; also with --data, and at 20,000). Prints a Markdown
-// table and the ratios against the goals of issue 11 (and the snapshot goals of issue 43).
+// table and the ratios against the project's goals (GOALS below). Each run also writes its figures as
+// JSON to bench-results/ (git-ignored; the history of runs lives there, not in the docs).
 //
-//   node scripts/bench.mjs [--check] [--quick] [--only http,data,start,webhooks,snapshots]
-//     --check  exit 1 when a goal of issue 11 is missed (without it the goals are only reported)
-//     --quick  3-second runs, one round, smaller stores: a smoke run, not a measurement
-//     --only   measure only these sections (--http-only: the side-by-side rows alone, as JSON)
+//   node scripts/bench.mjs [--check] [--quick] [--only http,data,start,webhooks,snapshots] [--markdown]
+//     --check     exit 1 when a goal is missed (without it the goals are only reported)
+//     --quick     3-second runs, one round, smaller stores: a smoke run, not a measurement
+//     --only      measure only these sections (--http-only: the side-by-side rows alone, as JSON)
+//     --markdown  write the tables into docs/performance.md's generated block (a full run only;
+//                 BENCH_MARKDOWN_FILE names another page, and then any run may write it)
 //   BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_SLICES (5: the sandbox's side-by-side rows), BENCH_SIZES ("1000,100000"), BENCH_DATA_SIZES ("1000,1000000"),
 //   BENCH_DATA_WARMUP (20 s of writes before each --data measurement), BENCH_DATA_DIR (keep the seeded
 //   data files there and reuse them: seeding a million customers takes minutes), BENCH_WEBHOOKS (5000),
@@ -28,7 +31,7 @@
 // written the CLI's code cache (src/cli/code-cache.ts), as every start after a build's first has.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { createRequire } from 'node:module';
@@ -37,6 +40,7 @@ import autocannon from 'autocannon';
 import { startCli, token as cliToken } from './lib/data-cli.mjs';
 import { combined, inRoundOrder, median, paired, sliceOrder } from './bench/stats.mjs';
 import { nodeCheck } from './bench/node-check.mjs';
+import { writeBlock } from './lib/generated-block.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -46,6 +50,14 @@ const QUICK = argv.includes('--quick');
 /** Only the side-by-side GET/POST rows, as JSON (a quick look while working on the hot path). */
 const HTTP_ONLY = argv.includes('--http-only');
 const SECTIONS = new Set(HTTP_ONLY ? ['http'] : argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : ['http', 'data', 'start', 'webhooks', 'snapshots']);
+/** Where --markdown writes the tables: the page partners read holds a full run only. */
+const MARKDOWN_FILE = argv.includes('--markdown') ? (process.env.BENCH_MARKDOWN_FILE ?? join(ROOT, 'docs', 'performance.md')) : undefined;
+if (MARKDOWN_FILE && !process.env.BENCH_MARKDOWN_FILE && (QUICK || HTTP_ONLY || argv.includes('--only'))) {
+  process.stderr.write('[bench] --markdown writes docs/performance.md from a full run: drop --quick, --only and --http-only\n');
+  process.exit(2);
+}
+/** One JSON file per run (git-ignored): the figures, the settings and the machine. */
+const RESULTS_DIR = join(ROOT, 'bench-results');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 10));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 /** The sandbox's rows of a round run as this many interleaved slices of BENCH_SECONDS / SLICES each. */
@@ -60,7 +72,7 @@ const DATA_CONNECTIONS = 10;
 const CONNECTIONS = 50;
 const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-/** The goals of issue 11 (`--check` fails when one is missed). */
+/** The project's goals (`--check` fails when one is missed; docs/performance.md explains each). */
 const GOALS = {
   getVsPrism: 2,
   getVsExpress: 1,
@@ -211,6 +223,26 @@ function keep(key, value) {
 }
 
 const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+const STARTED_AT = new Date();
+/** The commit measured (with a mark when the tree has changes), for the run's JSON only. */
+function commit() {
+  try {
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return dirty ? `${head} (with changes)` : head;
+  } catch {
+    return null;
+  }
+}
+/** Write one run's record to bench-results/<start time>.json; returns its path. */
+function saveRun(record) {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `${STARTED_AT.toISOString().replace(/[:.]/g, '-')}.json`);
+  const settings = { argv, seconds: SECONDS, rounds: ROUNDS, slices: SLICES, sizes: SIZES, dataSizes: DATA_SIZES, webhooks: WEBHOOKS, dataWarmup: DATA_WARMUP, connections: CONNECTIONS, dataConnections: DATA_CONNECTIONS };
+  const machine = { node: process.version, cores: cpus().length, cpu: cpus()[0]?.model, loadBefore, loadAfter: load() };
+  writeFileSync(file, `${JSON.stringify({ startedAt: STARTED_AT.toISOString(), endedAt: new Date().toISOString(), commit: commit(), settings, machine, ...record }, null, 1)}\n`);
+  return file;
+}
 log(`${cpus().length} cores, load ${load()}; ${SECONDS} s per run, ${ROUNDS} round(s), -c ${CONNECTIONS}`);
 const loadBefore = load();
 // The goals are for the Node the package supports (scripts/bench/node-check.mjs).
@@ -501,7 +533,9 @@ const ratios = {
   dataGrowthP99: dataP99.value,
 };
 if (HTTP_ONLY) {
-  console.log(JSON.stringify({ ratios, rows: Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => [Math.round(m.rps), Math.round(m.cpuUs), Math.round(m.p99 * 10) / 10])])) }, null, 1));
+  const figures = { ratios, rows: Object.fromEntries([...results].map(([k, v]) => [k, v.map((m) => [Math.round(m.rps), Math.round(m.cpuUs), Math.round(m.p99 * 10) / 10])])) };
+  saveRun({ figures });
+  console.log(JSON.stringify(figures, null, 1));
   process.exit(0);
 }
 const starts = results.get('start sandbox') ?? [];
@@ -517,6 +551,8 @@ const largeRss = rss100k.at(-1);
 const hooks = results.get('webhooks') ?? [];
 const hookRate = median(hooks.map((w) => w.perSecond));
 
+/** A count as the tables print it: 1,000,000 (grouped, so that no figure reads as a commit id). */
+const count = (n) => Number(n).toLocaleString('en-US');
 const lines = [];
 const row = (...cells) => lines.push(`| ${cells.join(' | ')} |`);
 if (targets.length || DATA_SIZES.some((size) => results.has(`post data@${size}`))) {
@@ -524,7 +560,7 @@ if (targets.length || DATA_SIZES.some((size) => results.has(`post data@${size}`)
   row('---', '---', '---', '---', '---', '---');
 }
 for (const key of new Set(targets.map((t) => t.key))) {
-  const label = key === 'express' ? 'express 5 hello-world (GET /)' : key === 'prism' ? 'Prism 5.14 mock, silent' : `billing-sandbox, ${key.split('@')[1]} stored customers`;
+  const label = key === 'express' ? 'express 5 hello-world (GET /)' : key === 'prism' ? 'Prism 5.14 mock, silent' : `billing-sandbox, ${count(key.split('@')[1])} stored customers`;
   row(label, spread(rps(`get ${key}`)), spread(cpu(`get ${key}`)), results.has(`post ${key}`) ? spread(rps(`post ${key}`)) : '-',
     results.has(`post ${key}`) ? spread(cpu(`post ${key}`)) : '-', `${spread(p99(`get ${key}`), 1)} / ${results.has(`post ${key}`) ? spread(p99(`post ${key}`), 1) : '-'}`);
 }
@@ -532,7 +568,7 @@ for (const size of DATA_SIZES) {
   const rows = results.get(`post data@${size}`);
   if (!rows) continue;
   const gcs = `pages first touched a write ${spread(rows.map((m) => m.faultsPerWrite), 2)}; a young collection every ${spread(rows.map((m) => m.writesPerScavenge))} writes, pausing ${spread(rows.map((m) => m.scavengeMs), 1)} ms; full collections ${rows.map((m) => m.marks).join('/')}`;
-  row(`billing-sandbox --data, ${size} stored customers (-c ${DATA_CONNECTIONS}; RSS ${spread(rows.map((m) => m.rss))} MB, start ${rows.map((m) => m.startS.toFixed(1)).join('/')} s; ${gcs})`,
+  row(`billing-sandbox --data, ${count(size)} stored customers (-c ${DATA_CONNECTIONS}; RSS ${spread(rows.map((m) => m.rss))} MB, start ${rows.map((m) => m.startS.toFixed(1)).join('/')} s; ${gcs})`,
     '-', '-', spread(rps(`post data@${size}`)), spread(cpu(`post data@${size}`)), `- / ${spread(p99(`post data@${size}`), 1)}`);
 }
 const snapshotRows = SNAPSHOT_ROWS.map(([objects, data]) => [objects, data, results.get(`snapshots@${objects}${data ? ' data' : ''}`)?.[0]]).filter(([, , measured]) => measured);
@@ -560,15 +596,15 @@ const goals = [
   goal('GET sandbox / express hello-world', two(ratios.getVsExpress), `>= ${GOALS.getVsExpress}`, met(ratios.getVsExpress, (v) => v >= GOALS.getVsExpress)),
   goal('POST / GET (sandbox), median of the rounds', pairedText(postGet), `>= ${GOALS.postVsGet}`, met(ratios.postVsGet, (v) => v >= GOALS.postVsGet)),
   goal('POST sandbox / Prism', two(ratios.postVsPrism), '(reported)', met(ratios.postVsPrism, () => true)),
-  goal(`GET CPU/req at ${SIZES.at(-1)} / at ${SIZES[0]} stored, median of the rounds`, pairedText(getGrowth), `<= ${GOALS.getGrowth}`, met(ratios.getGrowth, (v) => v <= GOALS.getGrowth)),
-  goal(`POST --data CPU/req at ${DATA_SIZES.at(-1)} / at ${DATA_SIZES[0]}, median of the rounds`, pairedText(dataCpu), `<= ${GOALS.dataGrowth}`, met(ratios.dataGrowthCpu, (v) => v <= GOALS.dataGrowth)),
-  goal(`POST --data p99 at ${DATA_SIZES.at(-1)} / at ${DATA_SIZES[0]}, median of the rounds`, pairedText(dataP99), `<= ${GOALS.dataGrowth}`, met(ratios.dataGrowthP99, (v) => v <= GOALS.dataGrowth)),
+  goal(`GET CPU/req at ${count(SIZES.at(-1))} / at ${count(SIZES[0])} stored, median of the rounds`, pairedText(getGrowth), `<= ${GOALS.getGrowth}`, met(ratios.getGrowth, (v) => v <= GOALS.getGrowth)),
+  goal(`POST --data CPU/req at ${count(DATA_SIZES.at(-1))} / at ${count(DATA_SIZES[0])}, median of the rounds`, pairedText(dataCpu), `<= ${GOALS.dataGrowth}`, met(ratios.dataGrowthCpu, (v) => v <= GOALS.dataGrowth)),
+  goal(`POST --data p99 at ${count(DATA_SIZES.at(-1))} / at ${count(DATA_SIZES[0])}, median of the rounds`, pairedText(dataP99), `<= ${GOALS.dataGrowth}`, met(ratios.dataGrowthP99, (v) => v <= GOALS.dataGrowth)),
   goal('cold start, `node dist/cli.js` to first 200 on health (median)',
     starts.length ? `${Math.round(coldMs)} ms (${spread(starts.map((s) => s.ms))}; bare node ${spread(results.get('start node').map((s) => s.ms))}, Prism ${fmt(results.get('start prism')[0].ms)}; ${startFaults()})` : '-',
     `<= ${GOALS.coldStartMs} ms`, met(coldMs, (v) => v <= GOALS.coldStartMs)),
   goal('idle RSS after start (largest of the starts)', starts.length ? `${idleRss} MB (bare node ${Math.max(...results.get('start node').map((s) => s.rss))} MB)` : '-', `<= ${GOALS.idleRssMb} MB`, met(idleRss, (v) => v <= GOALS.idleRssMb)),
-  goal(`RSS with ${largeRss?.size ?? '-'} customers`, largeRss ? `${largeRss.mb} MB` : '-', `<= ${GOALS.rss100kMb} MB`, largeRss ? largeRss.size < 100_000 || largeRss.mb <= GOALS.rss100kMb : NaN),
-  goal(`webhook deliveries/s (${WEBHOOKS} queued, in order)`, hooks.length ? `${Math.round(hookRate)} (${spread(hooks.map((w) => w.perSecond))})` : '-', `>= ${GOALS.webhooksPerSecond}`,
+  goal(`RSS with ${largeRss ? count(largeRss.size) : '-'} customers`, largeRss ? `${largeRss.mb} MB` : '-', `<= ${GOALS.rss100kMb} MB`, largeRss ? largeRss.size < 100_000 || largeRss.mb <= GOALS.rss100kMb : NaN),
+  goal(`webhook deliveries/s (${count(WEBHOOKS)} queued, in order)`, hooks.length ? `${Math.round(hookRate)} (${spread(hooks.map((w) => w.perSecond))})` : '-', `>= ${GOALS.webhooksPerSecond}`,
     met(hookRate, (v) => v >= GOALS.webhooksPerSecond && hooks.every((w) => w.inOrder))),
   goal(`snapshot save, ${fmt(SNAPSHOT_OBJECTS)} objects (median, POST /_sandbox/snapshots)`, Number.isFinite(snapshotSave) ? `${snapshotSave.toFixed(1)} ms` : '-', `<= ${GOALS.snapshotSaveMs} ms`, met(snapshotSave, (v) => v <= GOALS.snapshotSaveMs)),
   goal(`snapshot restore, ${fmt(SNAPSHOT_OBJECTS)} objects (median, POST .../restore)`, Number.isFinite(snapshotRestore) ? `${snapshotRestore.toFixed(1)} ms` : '-', `<= ${GOALS.snapshotRestoreMs} ms`, met(snapshotRestore, (v) => v <= GOALS.snapshotRestoreMs)),
@@ -576,8 +612,21 @@ const goals = [
 row('measure', 'value', 'goal', 'verdict');
 row('---', '---', '---', '---');
 for (const [name, value, target, verdict] of goals) row(name, value, target, verdict);
-lines.push('', `${new Date().toISOString().slice(0, 10)}, node ${process.version}${nodeNote}, ${cpus().length} cores, load average ${loadBefore} before and ${load()} after; ${SECONDS} s per run, ${ROUNDS} interleaved round(s) (ratios of medians; the sandbox's rows against each other: the median of each round's own ratio; its side-by-side rows in ${SLICES} interleaved slices a round), autocannon -c ${CONNECTIONS} (-c ${DATA_CONNECTIONS} for --data, after ${DATA_WARMUP} s of writes).`);
+const how = `node ${process.version}${nodeNote}, ${cpus().length} cores, load average ${loadBefore} before and ${load()} after; ${SECONDS} s per run, ${ROUNDS} interleaved round(s) (ratios of medians; the sandbox's rows against each other: the median of each round's own ratio; its side-by-side rows in ${SLICES} interleaved slices a round), autocannon -c ${CONNECTIONS} (-c ${DATA_CONNECTIONS} for --data, after ${DATA_WARMUP} s of writes).`;
+const tables = [...lines, how].join('\n');
+lines.push('', `${new Date().toISOString().slice(0, 10)}, ${how}`);
 console.log(lines.join('\n'));
+const saved = saveRun({
+  figures: Object.fromEntries([...results]),
+  ratios,
+  goals: goals.map(([measure, value, target, verdict]) => ({ measure, value, goal: target, verdict: verdict.replaceAll('*', '') })),
+  markdown: tables,
+});
+log(`figures written to ${saved}`);
+if (MARKDOWN_FILE) {
+  writeBlock(MARKDOWN_FILE, 'bench', tables);
+  log(`tables written to ${MARKDOWN_FILE} (its generated block "bench")`);
+}
 
 const missed = goals.filter((g) => g[3] === '**missed**');
 if (CHECK && missed.length) {

@@ -61,7 +61,7 @@ await build({
   // Less to read and compile at each start. Functions and classes keep their short names: keeping
   // the source's names (keepNames) redefined the name of some 3,700 functions as the bundle loaded,
   // 1.4 MB of memory and 15 to 25 ms of every start, and made a write some 20% dearer (each function
-  // given a map of its own; measured 2026-11-26, docs/performance.md). What a reader sees by name
+  // given a map of its own, in `npm run bench`). What a reader sees by name
   // does not depend on it: the sandbox's error classes set their name, and the log reports an
   // error's name, not its class's (src/log.ts).
   minify: true,

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# `npm run mutate:files [name ...]`: the mutation score of each core file (issue 19), one Stryker run
+# `npm run mutate:files [name ...]`: the mutation score of each core file, one Stryker run
 # per file with only the test files that exercise it (docs/contributing.md). Each run's first pass
 # (the whole suite with coverage) then takes a minute instead of ten, so all ten take about an
 # hour on two CPUs where one `npm run mutate` over everything takes hours. The score is a lower
 # bound of the full run's: a mutant only an unlisted test file would kill shows as surviving.
-# Reports: reports/mutation/<name>.json and .html; the table at the end is the README's.
+# Reports: reports/mutation/<name>.json and .html; the table at the end is written into
+# docs/contributing.md (its generated block "mutation") once every file has a report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,4 +42,4 @@ for name in "${names[@]}"; do
   cp reports/mutation/index.html "reports/mutation/$name.html"
 done
 
-node scripts/mutation-table.mjs "${ORDER[@]/#/reports/mutation/}"
+node scripts/mutation-table.mjs --write "${ORDER[@]/#/reports/mutation/}"

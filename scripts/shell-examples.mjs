@@ -3,7 +3,9 @@
 // each file run by bash exactly as written except that the documented origin http://127.0.0.1:4010
 // becomes the free port's. Each run must exit 0 and print what the docs promise. Examples that cannot
 // run here are listed with the reason and the check that stands in for them; a .sh file in neither
-// list fails the run, so a new example cannot be left unrun by accident.
+// list fails the run, so a new example cannot be left unrun by accident. The Node examples that talk
+// to a base URL (NODE_RUN: the first-test recipe against a container) run against a CLI of their own,
+// started with the environment their page gives the container.
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -68,9 +70,16 @@ const NOT_RUN = {
   'examples/running/npx.sh': 'needs the package in a registry; scripts/pack-smoke.sh runs npx of the packed tarball, and test/docs-examples.test.ts checks the flags',
   'examples/parity/run.sh': 'run by scripts/parity-example.sh (at the spec\'s 5 requests per second, about a minute), which compares its report with examples/parity/sample-report.txt',
   'examples/command-line/tour.sh': 'run by test/cli-commands.test.ts against a fresh sandbox, with the commands of examples/command-line/session.txt',
+  'examples/first-test/container.sh': 'needs a Docker engine; its script, examples/first-test/first-test.mjs, runs in this script against a CLI started as the container is (SANDBOX_ALLOW_HTTP_WEBHOOKS=1), and test/docs-examples.test.ts checks its variables',
 };
+/** Node examples that talk to a base URL: each run against a CLI started with `env`, as its page starts the container. */
+const NODE_RUN = [
+  ['examples/first-test/first-test.mjs', { SANDBOX_ALLOW_HTTP_WEBHOOKS: '1' }, (out) => {
+    if (!/^invoice_paid received for inv_\w+: 300 USD, payment \w+_\w+$/m.test(out)) throw new Error('no invoice_paid line');
+  }],
+];
 
-const shellFiles = ['readme', 'running', 'scenarios', 'webhooks', 'snapshots', 'control-plane', 'fixtures', 'logs', 'parity', 'command-line']
+const shellFiles = ['readme', 'running', 'scenarios', 'webhooks', 'snapshots', 'control-plane', 'fixtures', 'logs', 'parity', 'command-line', 'first-test']
   .flatMap((dir) => {
     try {
       return readdirSync(join(ROOT, 'examples', dir)).filter((f) => f.endsWith('.sh')).map((f) => `examples/${dir}/${f}`);
@@ -84,19 +93,24 @@ if (unlisted.length) {
   process.exit(1);
 }
 
-// The sandbox, as `npm start` starts it, on a free port; its URL from the startup line.
-const server = spawn(process.execPath, [join(ROOT, 'dist/cli.js'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-let output = '';
-server.stdout.on('data', (chunk) => { output += chunk; });
-server.stderr.on('data', (chunk) => { output += chunk; });
-const url = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error(`no startup line within 60 s:\n${output}`)), 60_000);
-  server.stdout.on('data', () => {
-    const found = / listening on (http:\S+)/.exec(output);
-    if (found) { clearTimeout(timer); resolve(found[1]); }
+/** The CLI on a free port, as `npm start` starts it (plus `env`); its URL from the startup line. */
+async function startCli(env = {}) {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/cli.js'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let output = '';
+  child.stdout.on('data', (chunk) => { output += chunk; });
+  child.stderr.on('data', (chunk) => { output += chunk; });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no startup line within 60 s:\n${output}`)), 60_000);
+    child.stdout.on('data', () => {
+      const found = / listening on (http:\S+)/.exec(output);
+      if (found) { clearTimeout(timer); resolve(found[1]); }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the sandbox exited (${code}):\n${output}`)); });
   });
-  server.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the sandbox exited (${code}):\n${output}`)); });
-});
+  return { child, url };
+}
+
+const { child: server, url } = await startCli();
 log(`sandbox at ${url} (the examples' ${DOCUMENTED_ORIGIN})`);
 
 const basic = `Basic ${Buffer.from('sandbox_client_id:sandbox_client_secret').toString('base64')}`;
@@ -123,9 +137,22 @@ try {
       log(`FAIL ${file}: ${error.message}\n${run.stdout}${run.stderr}`);
     }
   }
+  for (const [file, env, check] of NODE_RUN) {
+    const cli = await startCli(env);
+    const run = spawnSync(process.execPath, [join(ROOT, file)], { encoding: 'utf8', env: { ...process.env, BASE_URL: cli.url }, timeout: 60_000 });
+    cli.child.kill('SIGTERM');
+    try {
+      if (run.status !== 0) throw new Error(`exit ${run.status}: ${run.stderr}`);
+      check(run.stdout);
+      log(`ok   ${file} (BASE_URL=${cli.url})`);
+    } catch (error) {
+      failed++;
+      log(`FAIL ${file}: ${error.message}\n${run.stdout}${run.stderr}`);
+    }
+  }
   for (const [file, reason] of Object.entries(NOT_RUN)) log(`not run ${file}: ${reason}`);
 } finally {
   server.kill('SIGTERM');
 }
 if (failed) process.exit(1);
-log(`PASS: ${RUN.length} shell examples ran against the CLI and printed what the docs say`);
+log(`PASS: ${RUN.length} shell and ${NODE_RUN.length} Node examples ran against the CLI and printed what the docs say`);

@@ -2,6 +2,7 @@
 // environment variables, and SIGTERM flushing a --data file. The sources are transpiled (no type
 // check; npm test runs tsc) into node_modules/.cache once, so each case spawns a real node process.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import type { Command } from 'commander';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,6 +89,22 @@ describe('billing-sandbox CLI', () => {
       expect(res.stdout).toContain(flag);
       expect(res.stdout).toContain(env);
     }
+  });
+
+  it('names each default once: an option whose default commander prints as "(default: ...)" does not spell one in its text too', async () => {
+    const { buildProgram } = await import('../src/cli/program.js');
+    const shown: string[] = [];
+    const walk = (command: Command) => {
+      const help = command.createHelp();
+      for (const option of help.visibleOptions(command)) {
+        if (option.defaultValue !== undefined && help.optionDescription(option).includes('(default: ')) shown.push(`${command.name()} ${option.flags}: ${option.description}`);
+      }
+      for (const sub of command.commands) walk(sub);
+    };
+    walk(buildProgram());
+    expect(shown.length).toBeGreaterThan(10);
+    expect(shown.filter((line) => /\bdefault\b/i.test(line.slice(line.indexOf(': '))))).toEqual([]);
+    expect(shown).toContainEqual(expect.stringMatching(/^billing-sandbox --token-ttl <seconds>: /));
   });
 
   it.each([['--version'], ['-v']])('%s prints the package version and exits 0', (flag) => {

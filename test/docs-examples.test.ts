@@ -16,9 +16,10 @@ import { startWebhookReceiver } from '../src/testing/webhook-receiver.js';
 const ROOT = new URL('..', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
-/** The environment variables the sandbox reads (src/config.ts), and the flags the README documents. */
+/** The environment variables the sandbox reads (src/config.ts), and the server flags docs/command-line.md documents. */
 const CONFIG_VARIABLES = new Set([...read('src/config.ts').matchAll(/env\.([A-Z_]+)/g)].map((m) => m[1]));
-const README_FLAGS = new Set([...read('README.md').matchAll(/^\| `(--[a-z-]+)/gm)].map((m) => m[1]));
+const SERVER_FLAGS_TABLE = read('docs/command-line.md').split('\n## Server flags\n')[1]?.split('\n## ')[0] ?? '';
+const DOCUMENTED_FLAGS = new Set([...SERVER_FLAGS_TABLE.matchAll(/^\| `(--[a-z-]+)/gm)].map((m) => m[1]));
 /** Flags given to the sandbox on a command line: what follows the image or bin name. */
 const sandboxFlags = (text: string) =>
   [...text.matchAll(/billing-sandbox((?: +[^\s#\\]+)*)/g)].flatMap((m) => m[1].split(/ +/).filter((a) => a.startsWith('--')));
@@ -33,13 +34,13 @@ describe('docs quote their examples', () => {
   it('every documentation example file is quoted somewhere', async () => {
     const { quotedFiles } = (await import(join(ROOT, 'scripts/docs-examples.mjs'))) as { quotedFiles: () => string[] };
     const quoted = new Set(quotedFiles());
-    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'snapshots', 'control-plane', 'logs']
+    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'snapshots', 'control-plane', 'logs', 'first-test']
       .flatMap((dir) => readdirSync(join(ROOT, 'examples', dir)).map((f) => `examples/${dir}/${f}`));
     expect(files.filter((f) => !quoted.has(f))).toEqual([]);
   });
 
   it('the shell examples are valid bash', () => {
-    for (const dir of ['readme', 'running', 'scenarios', 'webhooks', 'snapshots']) {
+    for (const dir of ['readme', 'running', 'scenarios', 'webhooks', 'snapshots', 'first-test']) {
       for (const file of readdirSync(join(ROOT, 'examples', dir)).filter((f) => f.endsWith('.sh'))) {
         expect(() => execFileSync('bash', ['-n', join(ROOT, 'examples', dir, file)])).not.toThrow();
       }
@@ -175,14 +176,25 @@ describe('the deployment examples (Docker and CI are not available here: they ar
   });
 
   it('the docker and npx commands give the sandbox only documented flags and variables', () => {
+    expect([...DOCUMENTED_FLAGS]).toEqual(expect.arrayContaining(['--port', '--data', '--seed', '--token-ttl', '--memory-budget']));
     for (const file of ['examples/running/docker.sh', 'examples/running/npx.sh']) {
       const text = read(file);
       const flags = sandboxFlags(text);
       expect([file, flags.length > 0]).toEqual([file, true]);
-      expect([file, flags.filter((flag) => !README_FLAGS.has(flag))]).toEqual([file, []]);
+      expect([file, flags.filter((flag) => !DOCUMENTED_FLAGS.has(flag))]).toEqual([file, []]);
       const variables = [...text.matchAll(/-e ([A-Z_]+)=/g)].map((m) => m[1]);
       expect([file, variables.filter((name) => !CONFIG_VARIABLES.has(name))]).toEqual([file, []]);
     }
+  });
+
+  it('the first test against a container sets only variables the sandbox reads, and runs the script beside it', () => {
+    const text = read('examples/first-test/container.sh');
+    const variables = [...text.matchAll(/-e ([A-Z_]+)=/g)].map((m) => m[1]);
+    expect(variables).toEqual(['SANDBOX_ALLOW_HTTP_WEBHOOKS']);
+    expect(variables.filter((name) => !CONFIG_VARIABLES.has(name))).toEqual([]);
+    const script = /node (examples\/first-test\/[\w.-]+\.mjs)/.exec(text)?.[1];
+    expect(script).toBe('examples/first-test/first-test.mjs');
+    expect(read(script as string)).toContain('process.env.RECEIVER_HOST');
   });
 
   it('the quick start names npm scripts the package has', () => {

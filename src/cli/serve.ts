@@ -47,7 +47,7 @@ export function withServeOptions(command: Command, env: SandboxConfig): Command 
     .option('--admin-token <token>', 'require this token on the control plane (SANDBOX_ADMIN_TOKEN)', env.adminToken)
     .option('--journal-size <n>', 'request journal entries kept per account (SANDBOX_JOURNAL_SIZE)', whole('--journal-size'), env.journalSize)
     .option('--memory-budget <MB>', 'memory for the request journals and webhook histories of all accounts together, in MB; past it the oldest entries go first (SANDBOX_MEMORY_BUDGET_MB)', whole('--memory-budget', 1), env.memoryBudgetBytes / MB)
-    .option('--token-ttl <seconds>', 'life of access and checkout tokens in real seconds, default 3600 (SANDBOX_TOKEN_TTL)', whole('--token-ttl', 1), env.tokenTtl)
+    .option('--token-ttl <seconds>', 'life of access and checkout tokens, in real seconds (SANDBOX_TOKEN_TTL)', whole('--token-ttl', 1), env.tokenTtl)
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SANDBOX_LOG_LEVEL)', env.logLevel);
 }
 

@@ -6,7 +6,7 @@
 //
 // Why: on loopback each write wakes the reader it is for. Written one by one, some 50 us apart,
 // every answer found the client asleep again and paid its wake-up in the sandbox's own kernel time:
-// about half the CPU of a GET /customers/{id} (docs/performance.md, "Answers written together").
+// about half the CPU of a GET /customers/{id} (a CPU profile: node's writev was 22.6 of 46.6 us a GET).
 // Written back to back, the first wakes the client and the others find it running: on a 2-core
 // machine the main thread's CPU went from about 50 to 35 us a GET and from 113 to 80 us a POST.
 //

@@ -14,21 +14,23 @@ export const INSPECTOR_PATH = '/_sandbox/ui';
 
 /** The reference pages (docs/*.md in the repository), as the README's Documentation table lists them. */
 export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: string }> = [
-  { file: 'inspector.md', title: 'Web inspector', covers: '/_sandbox/ui: every account\'s objects, events, deliveries and journal, live; the clock and scenarios' },
-  { file: 'command-line.md', title: 'Command line', covers: 'clock, trigger, listen --forward-to, requests --follow, reset, scenario, snapshot' },
-  { file: 'parity.md', title: 'Check the sandbox against the real service', covers: 'billing-sandbox parity: the black-box suite you can run against the real demo environment too' },
-  { file: 'running.md', title: 'Running it from your project', covers: 'Docker, Compose, CI service containers, npx, Jest/Vitest, programmatic use, logs' },
+  { file: 'first-test.md', title: 'Your first test', covers: 'customer, card, invoice, clock, invoice_paid: in-process and against a container' },
+  { file: 'running.md', title: 'Running it from your project', covers: 'Docker, Compose, CI service containers, npx, Jest/Vitest, the data file, logs, programmatic use' },
+  { file: 'command-line.md', title: 'Command line', covers: 'the server flags; clock, trigger, listen --forward-to, requests --follow, reset, scenario, snapshot' },
+  { file: 'inspector.md', title: 'Web inspector', covers: '/_sandbox/ui: every account\'s objects, events, deliveries and journal, live; the clock, scenarios and snapshots' },
   { file: 'api-coverage.md', title: 'API coverage', covers: 'every operation, its rules and the sandbox\'s behaviour' },
   { file: 'control-plane.md', title: 'Control plane', covers: '/_sandbox: reset, partners and keys, clock, simulations, snapshots' },
   { file: 'clock.md', title: 'The clock', covers: 'the per-account virtual clock and what falls due' },
-  { file: 'webhooks.md', title: 'Webhooks', covers: 'subscriptions, ordered delivery, retries, a receiver for your tests' },
+  { file: 'webhooks.md', title: 'Webhooks', covers: 'the 18 topics and their data, ordered delivery, retries, a receiver for your tests, duplicate and wrong-secret drills' },
   { file: 'scenarios.md', title: 'Scenarios', covers: 'forced responses, scenario documents, the request journal, fixtures' },
   { file: 'snapshots.md', title: 'Account snapshots', covers: 'save an account once, restore it before each test; export, import, --fixtures' },
   { file: 'test-values.md', title: 'Test values', covers: 'magic inputs that make money paths fail' },
-  { file: 'performance.md', title: 'Performance', covers: 'benchmark figures and how to rerun them' },
-  { file: 'reliability.md', title: 'Reliability', covers: 'fuzzing, isolation, kill -9, webhook chaos and soak harnesses, and their figures' },
-  { file: 'contributing.md', title: 'Contributing', covers: 'the tests, mutation testing (npm run mutate) and its scores' },
-  { file: 'gaps-and-choices.md', title: 'Gaps and choices', covers: 'every decision made where the spec is silent' },
+  { file: 'parity.md', title: 'Parity', covers: 'the black-box suite you can run against the real demo environment too' },
+  { file: 'gaps-and-choices.md', title: 'Gaps and choices', covers: 'every decision made where the spec is silent, and the limits' },
+  { file: 'reliability.md', title: 'Reliability', covers: 'fuzzing, isolation, kill -9, webhook chaos, soak and slow clients, with current figures' },
+  { file: 'performance.md', title: 'Performance', covers: 'what npm run bench measures, the latest figures, the goals' },
+  { file: 'contributing.md', title: 'Contributing', covers: 'the tests, how the pieces are built, mutation testing and its scores' },
+  { file: 'equivalent-mutants.md', title: 'Equivalent mutants', covers: 'the surviving mutants judged to change nothing observable' },
 ];
 
 const esc = (value: string | number | boolean | null | undefined) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -119,8 +119,7 @@ export function redact(value: unknown, budget: Budget = partBudget(), depth = 0)
  * value holds no line break: node refuses one; a name holds no colon). One flat string, not node's
  * header object and its strings: every entry of the journal's ring is still young when the next
  * young collection comes, which copies what the entry keeps, so a GET at 100k stored customers paid
- * some 2 us of young collections and 2.4 us of V8's helper threads less this way
- * (docs/performance.md). No entry holds a bearer token, even in memory.
+ * some 2 us of young collections and 2.4 us of V8's helper threads less this way. No entry holds a bearer token, even in memory.
  */
 export function keptHeaders(headers: Record<string, string | string[] | undefined>): string {
   const lines: string[] = [];

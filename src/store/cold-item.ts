@@ -6,8 +6,8 @@
 // Why: at a million stored objects, the objects themselves were some 600 MB of heap with millions of
 // pointers. V8 then spends seconds marking them whenever writes grow the old generation, on the
 // cores the requests need, and every young collection walks every page of that heap before it
-// starts: a write's pause (and so its p99) at 1M was twice that at 1k (docs/performance.md, "Why a
-// write at 1M costs more"). As text off the heap, a loaded object costs the heap its id and its map
+// starts: a write's pause (and so its p99) at 1M was twice that at 1k (`npm run bench`, its --data
+// rows). As text off the heap, a loaded object costs the heap its id and its map
 // entries only. What requests read or write becomes an object again, so a working set lives on the
 // heap as before.
 //

@@ -264,7 +264,9 @@ export class Account {
   /** A new id, `prefix_` plus 20 hex characters: deterministic for a seed, account and sequence. */
   newId(prefix: string): string {
     const n = this.next('ids');
-    // crypto.hash: the same SHA-256 digest in one call, without a Hash object per id.
+    // crypto.hash: the same SHA-256 digest in one call, without a Hash object per id. Not a cheaper
+    // permutation of the counter (some 2.5 us a POST less): seeded ids are pinned across versions
+    // (test/customers.test.ts), since a partner's tests may hold them.
     return idText(prefix, hash('sha256', `${this.store.seed}|${this.data.id}|${n}`, 'hex'));
   }
 
