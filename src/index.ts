@@ -3,7 +3,14 @@
 // tests, and the seeded faker factories. The command line imports src/sandbox.ts instead, so a start
 // does not load faker (large) or the receiver.
 export * from './sandbox.js';
-export * from './client/index.js';
+// Named, not `export *`: the CommonJS bundle then lists them with its own exports (scripts/bundle-cjs.mjs),
+// where a re-export of another bundle's (client.cjs) is copied in late and some loaders (Vitest's) miss it.
+export { connect, DEFAULT_KEYS, DurationError, ENVIRONMENT_PREFIX, openConnection, parseDuration, readErrorBody, tokenRequest } from './client/index.js';
+export type {
+  AdvancedClock, ClientCredentials, ClockView, ConnectionSettings, ConnectOptions, DeliveryList, EventPage, Health, HttpMethod, LoadedScenario,
+  PartnerOptions, PathsOf, RequestJournal, SandboxApi, SandboxConnection, SandboxControl, SandboxPartner, ScenarioList, SimulatedPayment,
+  Topic, TypedClient, TypedMethod, WebhookBody,
+} from './client/index.js';
 export { createApp, createDeps, FEATURES } from './app.js';
 export type { DepsOverrides, SandboxApp } from './app.js';
 export type { DefaultCredentials, Environment, SandboxConfig } from './config.js';

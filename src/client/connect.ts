@@ -142,7 +142,7 @@ export function openConnection(settings: ConnectionSettings): SandboxConnection 
     clientId: credentials.client_id,
     clientSecret: credentials.client_secret,
     api: typedClient<ApiPaths>({ baseUrl: apiUrl, fetch: settings.fetch, auth: asKey }),
-    control: controlClient(origin, { fetch: settings.fetch, auth: asKey }),
+    control: controlClient(origin, { fetch: settings.fetch, auth: asKey, tokensExpired: () => tokens.drop(undefined) }),
     token: () => tokens.get(),
     partner,
     close: settings.close ?? (() => Promise.resolve()),

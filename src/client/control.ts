@@ -77,7 +77,7 @@ export interface SandboxControl extends TypedClient<ControlPaths> {
 }
 
 /** The control plane on the sandbox at `origin`, acting on the account `options.auth` names. */
-export function controlClient(origin: string, options: Omit<TypedClientOptions, 'baseUrl'>): SandboxControl {
+export function controlClient(origin: string, options: Omit<TypedClientOptions, 'baseUrl'> & { tokensExpired?: () => void }): SandboxControl {
   const client = typedClient<ControlPaths>({ ...options, baseUrl: origin });
   const advance = (body: { seconds: number } | { to: string }) => client.POST('/_sandbox/clock/advance', { body });
   return {
@@ -118,6 +118,8 @@ export function controlClient(origin: string, options: Omit<TypedClientOptions, 
     tokens: {
       expire: async () => {
         await client.POST('/_sandbox/tokens/expire');
+        // The client's own token is one of them: the next token() or call gets a new one at once.
+        options.tokensExpired?.();
       },
     },
     invoices: {
