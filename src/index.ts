@@ -8,7 +8,7 @@ export * from './sandbox.js';
 export { connect, DEFAULT_KEYS, DurationError, ENVIRONMENT_PREFIX, openConnection, parseDuration, readErrorBody, tokenRequest } from './client/index.js';
 export type {
   AdvancedClock, ClientCredentials, ClockView, ConnectionSettings, ConnectOptions, DeliveryList, EventPage, Health, HttpMethod, LoadedScenario,
-  PartnerOptions, PathsOf, RequestJournal, SandboxApi, SandboxConnection, SandboxControl, SandboxPartner, ScenarioList, SimulatedPayment,
+  PartnerOptions, PathsOf, RequestJournal, RestoredSnapshot, SandboxApi, SandboxConnection, SandboxControl, SandboxPartner, SavedSnapshot, ScenarioList, SimulatedPayment, SnapshotList,
   Topic, TypedClient, TypedMethod, WebhookBody,
 } from './client/index.js';
 export { createApp, createDeps, FEATURES } from './app.js';
@@ -16,6 +16,6 @@ export type { DepsOverrides, SandboxApp } from './app.js';
 export type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
 export type { Deps } from './deps.js';
 export { startWebhookReceiver } from './testing/webhook-receiver.js';
-export type { PendingWebhook, ReceivedWebhook, ReceiverOptions, Responder, WaitOptions, WebhookReceiver } from './testing/webhook-receiver.js';
+export type { CountOptions, KeyCount, PendingWebhook, ReceivedWebhook, ReceiverOptions, Responder, WaitOptions, WebhookReceiver } from './testing/webhook-receiver.js';
 /** The seeded faker factories behind --fixtures: realistic create inputs for every resource. */
 export * as factories from './fixtures/factories.js';

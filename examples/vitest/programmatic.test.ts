@@ -28,6 +28,9 @@ await partner.api.POST('/customers', { body: { name: 'Only mine' } });
 const again = await connect({ baseUrl: sandbox.url, clientId: partner.clientId, clientSecret: partner.clientSecret });
 const seen = await again.api.GET('/customers');                // a sandbox already running: the same interface
 
+const saved = await control.snapshots.save('after-setup');    // this account kept as a snapshot: { bytes, counts }
+await control.snapshots.restore('after-setup');                // put back as saved (before each test, say)
+
 await partner.control.reset();        // that account back to empty
 await sandbox.reset();                // everything back to the start state (partners made since are gone)
 await sandbox.close();                // in-flight requests finish, the data file is flushed; safe to call twice
@@ -47,4 +50,5 @@ test('each call answered what the docs say', () => {
   expect(journal.map((entry) => entry.method)).toEqual(expect.arrayContaining(['GET', 'POST']));
   expect(partner.clientId).toMatch(/^ck_/);
   expect(seen.data.map((c) => c.name)).toEqual(['Only mine']);
+  expect(saved.counts.customers).toBeGreaterThan(0);
 });

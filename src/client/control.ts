@@ -21,6 +21,9 @@ export type ScenarioList = Json<'sandboxListScenarios'>;
 export type LoadedScenario = Json<'sandboxLoadScenario', 201>;
 export type Health = Json<'sandboxHealth'>;
 export type SimulatedPayment = Json<'sandboxPayInvoice'>;
+export type SavedSnapshot = Json<'sandboxSaveSnapshot', 201>;
+export type RestoredSnapshot = Json<'sandboxRestoreSnapshot'>;
+export type SnapshotList = Json<'sandboxListSnapshots'>;
 
 export interface SandboxControl extends TypedClient<ControlPaths> {
   /** GET /_sandbox/health. */
@@ -41,9 +44,10 @@ export interface SandboxControl extends TypedClient<ControlPaths> {
   /**
    * POST /_sandbox/events: fire `topic` as the real operation would (it joins the account's ordered
    * delivery queue). Without `entityId`, the account's most recent object of the topic's kind, or new
-   * realistic ones. Resolves to the event as deliveries carry it.
+   * realistic ones; `duplicate: N` sends it N more times once delivered (a receiver's deduplication
+   * drill). Resolves to the event as deliveries carry it.
    */
-  trigger<T extends Topic>(topic: T, options?: { entityId?: string }): Promise<WebhookBody<T>>;
+  trigger<T extends Topic>(topic: T, options?: { entityId?: string; duplicate?: number }): Promise<WebhookBody<T>>;
   scenarios: {
     /** POST /_sandbox/scenarios: a scenario document (an object, or JSON/YAML text); resolves to its summary with `id`. */
     load(document: ScenarioDocument | string): Promise<LoadedScenario>;
@@ -66,6 +70,16 @@ export interface SandboxControl extends TypedClient<ControlPaths> {
   };
   /** GET /_sandbox/requests: the API requests the account received, newest first (filter by `method`, `path`, `status`). */
   journal(query?: Query<'sandboxListRequests'>): Promise<RequestJournal['data']>;
+  snapshots: {
+    /** POST /_sandbox/snapshots: this account kept as a snapshot of its partner under `name` (replacing one of that name). */
+    save(name: string): Promise<SavedSnapshot>;
+    /** POST /_sandbox/snapshots/{name}/restore: this account put back as saved (before each test, say). */
+    restore(name: string): Promise<RestoredSnapshot>;
+    /** GET /_sandbox/snapshots: the partner's snapshots. */
+    list(): Promise<SnapshotList['data']>;
+    /** DELETE /_sandbox/snapshots/{name}. */
+    remove(name: string): Promise<void>;
+  };
   tokens: {
     /** POST /_sandbox/tokens/expire: every access token of the account issued so far answers 401 from now on (the client renews its own). */
     expire(): Promise<void>;
@@ -91,8 +105,10 @@ export function controlClient(origin: string, options: Omit<TypedClientOptions, 
       advance: (by) => advance({ seconds: parseDuration(by) }),
       advanceTo: (time) => advance({ to: time instanceof Date ? time.toISOString() : time }),
     },
-    trigger: async <T extends Topic>(topic: T, { entityId }: { entityId?: string } = {}) =>
-      (await client.POST('/_sandbox/events', { body: { topic, ...(entityId === undefined ? {} : { entity_id: entityId }) } })) as WebhookBody<T>,
+    trigger: async <T extends Topic>(topic: T, { entityId, duplicate }: { entityId?: string; duplicate?: number } = {}) =>
+      (await client.POST('/_sandbox/events', {
+        body: { topic, ...(entityId === undefined ? {} : { entity_id: entityId }), ...(duplicate === undefined ? {} : { duplicate }) },
+      })) as WebhookBody<T>,
     scenarios: {
       load: (document) => client.POST('/_sandbox/scenarios', typeof document === 'string'
         // Text goes as written, JSON or YAML: the sandbox reads either (and names the line of a YAML error).
@@ -115,6 +131,14 @@ export function controlClient(origin: string, options: Omit<TypedClientOptions, 
       },
     },
     journal: async (query) => (await client.GET('/_sandbox/requests', { params: { query } })).data,
+    snapshots: {
+      save: (name) => client.POST('/_sandbox/snapshots', { body: { name, replace: true } }),
+      restore: (name) => client.POST('/_sandbox/snapshots/{name}/restore', { params: { path: { name } } }),
+      list: async () => (await client.GET('/_sandbox/snapshots')).data,
+      remove: async (name) => {
+        await client.DELETE('/_sandbox/snapshots/{name}', { params: { path: { name } } });
+      },
+    },
     tokens: {
       expire: async () => {
         await client.POST('/_sandbox/tokens/expire');

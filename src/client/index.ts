@@ -4,7 +4,9 @@
 // and `control`, durations, and the webhook body types. It loads no server code.
 export { connect, openConnection, DEFAULT_KEYS } from './connect.js';
 export type { ConnectOptions, ConnectionSettings, PartnerOptions, SandboxApi, SandboxConnection, SandboxPartner } from './connect.js';
-export type { AdvancedClock, ClockView, DeliveryList, EventPage, Health, LoadedScenario, RequestJournal, SandboxControl, ScenarioList, SimulatedPayment } from './control.js';
+export type {
+  AdvancedClock, ClockView, DeliveryList, EventPage, Health, LoadedScenario, RequestJournal, RestoredSnapshot, SandboxControl, SavedSnapshot, ScenarioList, SimulatedPayment, SnapshotList,
+} from './control.js';
 export { SandboxRequestError, readErrorBody } from './errors.js';
 export type { SandboxErrorBody } from './errors.js';
 export { DurationError, parseDuration } from './duration.js';

@@ -1,5 +1,7 @@
 // Owns the webhook receiver for users' test suites: a local HTTP server that collects the sandbox's
-// deliveries, answers with a status the test chooses, and waits for a topic to arrive.
+// deliveries, answers with a status the test chooses (or 401 to a wrong secret, when it is told the
+// right one), waits for a topic to arrive, and counts deliveries per idempotency_key, so a test can
+// assert what the partner's own code did with a duplicate.
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import { http } from '../node-http.js';
 import type { AddressInfo } from 'node:net';
@@ -32,6 +34,23 @@ interface Received<T extends Topic> {
 /** A delivery the receiver got: of topic T (by default any topic, a union that narrows on `topic`). */
 export type ReceivedWebhook<T extends Topic = Topic> = { [K in T]: Received<K> }[T];
 
+/** Deliveries of one event (one idempotency_key), as the receiver got them. */
+export interface KeyCount {
+  idempotency_key: string;
+  topic: string;
+  /** How many deliveries carried the key (answered 2xx or not, unless `accepted` was asked). */
+  count: number;
+  /** Those deliveries, oldest first. */
+  deliveries: ReceivedWebhook[];
+}
+
+export interface CountOptions {
+  /** Only deliveries of this topic. */
+  topic?: Topic;
+  /** Only deliveries the receiver accepted (answered 2xx); default: every delivery received. */
+  accepted?: boolean;
+}
+
 /** A delivery before the receiver has answered it (what a Responder function is given). */
 export type PendingWebhook<T extends Topic = Topic> = { [K in T]: Omit<Received<K>, 'status'> }[T];
 
@@ -61,6 +80,10 @@ export interface WebhookReceiver {
   waitFor<T extends Topic>(topic: T, options?: WaitOptions<T>): Promise<ReceivedWebhook<T>>;
   /** Resolve with `count` accepted deliveries of `topic`. */
   waitForCount<T extends Topic>(topic: T, count: number, options?: Omit<WaitOptions<T>, 'count'>): Promise<ReceivedWebhook<T>[]>;
+  /** How many deliveries each idempotency_key had, in the order the keys first arrived (1 for an event received once). */
+  countsByKey(options?: CountOptions): Map<string, number>;
+  /** The keys delivered more than once, in the order they first arrived, each with its deliveries. */
+  duplicates(options?: CountOptions): KeyCount[];
   clear(): void;
   close(): Promise<void>;
 }
@@ -71,6 +94,12 @@ export interface ReceiverOptions {
   respond?: Responder;
   /** Bodies larger than this are refused with 413 (default 1 MB). */
   maxBodyBytes?: number;
+  /**
+   * The subscription's secret_key: a delivery whose `Authorization: Bearer` is not exactly this is
+   * answered 401 (recorded, the responder not called), as a receiver checking the secret does.
+   * Absent: every delivery goes to the responder, whatever its bearer.
+   */
+  secret?: string;
 }
 
 interface Waiter {
@@ -136,7 +165,8 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
         } as PendingWebhook;
         let status = 500;
         try {
-          status = typeof responder === 'number' ? responder : await responder(received);
+          if (options.secret !== undefined && bearer !== options.secret) status = 401;
+          else status = typeof responder === 'number' ? responder : await responder(received);
         } catch {
           status = 500;
         }
@@ -171,6 +201,20 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
       notify();
     });
 
+  /** Every delivery the options keep, grouped by key in the order the keys first arrived. */
+  const byKey = (count: CountOptions = {}): KeyCount[] => {
+    const groups = new Map<string, KeyCount>();
+    for (const d of deliveries) {
+      if (count.topic !== undefined && d.topic !== count.topic) continue;
+      if (count.accepted && !(d.status >= 200 && d.status < 300)) continue;
+      let group = groups.get(d.idempotency_key);
+      if (!group) groups.set(d.idempotency_key, (group = { idempotency_key: d.idempotency_key, topic: d.topic, count: 0, deliveries: [] }));
+      group.count += 1;
+      group.deliveries.push(d);
+    }
+    return [...groups.values()];
+  };
+
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
@@ -179,6 +223,8 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
     respondWith: (next) => { responder = next; },
     waitFor: async <T extends Topic>(topic: T, wait: WaitOptions<T> = {}) => (await waitForCount(topic, wait.count ?? 1, wait)).at(-1)!,
     waitForCount,
+    countsByKey: (count) => new Map(byKey(count).map((group) => [group.idempotency_key, group.count])),
+    duplicates: (count) => byKey(count).filter((group) => group.count > 1),
     clear: () => { deliveries.length = 0; },
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());

@@ -50,7 +50,17 @@ export const webhooksFeature: Feature = {
     // Faker loads on the first fired event; the event is then one unit of work of its own (after the await).
     sandboxFireEvent: async ({ deps, account, body }) => {
       await loadEventFactories();
-      return account.transaction(() => created(deliveryBody(fireEvent(deps, account, body.topic, body.entity_id))));
+      return account.transaction(() => {
+        const event = fireEvent(deps, account, body.topic, body.entity_id);
+        // In the unit of work that queued the event's deliveries: none of them has been sent yet.
+        if (body.duplicate !== undefined && !webhookQueue(deps).duplicateEvent(account, event, body.duplicate)) {
+          throw new ApiError(Errors.unprocessable, {
+            message: `No active subscription of ${body.topic} would receive this event, so there is nothing to duplicate; subscribe a receiver first (POST /webhooks). Nothing was fired.`,
+            validation_errors: { duplicate: `needs an active subscription of ${body.topic}` },
+          });
+        }
+        return created(deliveryBody(event));
+      });
     },
   },
   install(deps) {
@@ -59,5 +69,15 @@ export const webhooksFeature: Feature = {
     queue.install();
     // After the queue: its listener makes an event's deliveries and applies the retention first.
     new HistoryBudget(deps).install();
+    // The clock moved on: history past its age limit goes now, in a unit of work of its own, so that a
+    // read after an advance finds nothing to drop (reads still apply it: real time ages history too).
+    deps.activity.on('clock', (account) => {
+      if (deps.store.degraded || account.retired) return;
+      try {
+        account.transaction(() => queue.prune(account));
+      } catch (error) {
+        deps.log.error({ err: error, account: account.id }, 'webhook history retention after a clock advance failed');
+      }
+    });
   },
 };
