@@ -240,6 +240,22 @@ describe('control: the typed control plane', () => {
     expect((await b.api.GET('/customers')).data.map((c) => c.name)).toEqual(['B']);
   });
 
+  it('saves this account as a snapshot and restores it, leaving other accounts alone', async () => {
+    const q = await sb.partner();
+    const other = await sb.partner();
+    await q.api.POST('/customers', { body: { name: 'Before' } });
+    const saved = await q.control.snapshots.save('client-test');
+    expect(saved.counts.customers).toBe(1);
+    await q.api.POST('/customers', { body: { name: 'After' } });
+    await other.api.POST('/customers', { body: { name: 'Elsewhere' } });
+    await q.control.snapshots.restore('client-test');
+    expect((await q.api.GET('/customers')).data.map((c) => c.name)).toEqual(['Before']);
+    expect((await other.api.GET('/customers')).data.map((c) => c.name)).toEqual(['Elsewhere']);
+    expect((await q.control.snapshots.list()).map((snapshot) => snapshot.name)).toEqual(['client-test']);
+    await q.control.snapshots.remove('client-test');
+    await expect(q.control.snapshots.restore('client-test')).rejects.toMatchObject({ status: 404 });
+  });
+
   it('pays an invoice as its customer would; the untyped paths are there too', async () => {
     const q = await sb.partner();
     const customer = await q.api.POST('/customers', { body: { name: 'Payer', email: 'ap@payer.test' } });
