@@ -34,6 +34,10 @@ skip() {
 cleanup() {
   local status=$?
   for name in "${CONTAINERS[@]}"; do podman rm -f -t 0 "$name" >/dev/null 2>&1 || true; done
+  # What Testcontainers started and a failed test left running (Ryuk, its reaper, is off under podman).
+  if command -v podman >/dev/null 2>&1; then
+    podman ps -aq --filter label=org.testcontainers=true --filter "ancestor=$IMAGE" 2>/dev/null | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
+  fi
   if [[ -n "$SERVICE_PID" ]]; then kill "$SERVICE_PID" 2>/dev/null || true; wait "$SERVICE_PID" 2>/dev/null || true; fi
   if [[ "${REMOVE_IMAGE:-}" == 1 ]] && command -v podman >/dev/null 2>&1; then podman rmi -f "$IMAGE" "$BASE" >/dev/null 2>&1 || true; fi
   rm -rf "$WORK"
