@@ -168,6 +168,18 @@ describe('requests', () => {
     expect(all.filter((r: never) => /^billing-sandbox-cli\//.test(agent(r))).length).toBeGreaterThanOrEqual(3);
   });
 
+  it('--limit N shows N of the partner\'s requests: the command line\'s own token requests are left out first', async () => {
+    for (let i = 0; i < 4; i++) await api('POST', '/customers', { name: `Limit ${i}` });
+    // Each command asks for a token first: three more requests of the CLI's own, newest.
+    for (let i = 0; i < 3; i++) expect((await cli(['clock'])).status).toBe(0);
+    const shown = JSON.parse((await cli(['requests', '--limit', '5', '--json'])).stdout).data as Array<{ method: string; path: string; request: { headers: Record<string, string> } }>;
+    expect(shown).toHaveLength(5);
+    expect(shown.filter((r) => /^billing-sandbox-cli\//.test(r.request.headers['user-agent']))).toEqual([]);
+    expect(shown.slice(0, 4).map((r) => `${r.method} ${r.path}`)).toEqual(['POST /customers', 'POST /oauth/token', 'POST /customers', 'POST /oauth/token']);
+    const text = (await cli(['requests', '--limit', '5'])).stdout.trimEnd().split('\n');
+    expect(text).toHaveLength(1 + 5);
+  });
+
   it('--follow prints new requests as they arrive and stops cleanly on Ctrl-C', async () => {
     await api('POST', '/customers', { name: 'Before' });
     const follow = spawnProcess(process.execPath, [built.cli, 'requests', '--follow', '--method', 'POST', '--path', '/customers'], childEnv(env));
