@@ -59,6 +59,8 @@ describe('the shared OpenAPI documents', () => {
       const expected = structuredClone(built.document);
       for (const { path, method } of operations) delete (expected.paths![path] as Record<string, { responses?: unknown }>)[method].responses;
       delete expected.components!.responses;
+      // The answers of requests without an operation are answers too.
+      delete (expected as { 'x-unrouted-responses'?: unknown })['x-unrouted-responses'];
       expect(stored.document).toEqual(expected);
       expect(stored.sha256).toBe(built.sha256);
       expect(stored.references.length).toBeGreaterThan(100);

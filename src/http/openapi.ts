@@ -337,7 +337,8 @@ class OwnDocumentBackend extends OpenAPIBackend {
 /**
  * What routing and validating requests read of a document, a copy of its own: the document less
  * every operation's `responses` and the components only answers use (about a third of the API
- * document, which a start then neither parses nor keeps), with its references' sites. The build
+ * document, which a start then neither parses nor keeps) and the root's x-unrouted-responses, with
+ * its references' sites. The build
  * stores it (scripts/cache-documents.mjs) beside the document; the answers are checked against the
  * whole document (the response checker, scenario replies), never through openapi-backend.
  */
@@ -351,7 +352,9 @@ export function forRequests(built: BuiltDocument): RequestsCopy {
       return [key, operation];
     })),
   ]));
-  const document = structuredClone({ ...built.document, paths, components }) as Document;
+  // The answers of requests without an operation (x-unrouted-responses) are answers too: left out.
+  const { 'x-unrouted-responses': _unrouted, ...root } = built.document as Document & { 'x-unrouted-responses'?: unknown };
+  const document = structuredClone({ ...root, paths, components }) as Document;
   return { sha256: built.sha256, bundled: built.bundled, document, references: referenceSites(document) };
 }
 
