@@ -349,7 +349,7 @@ export function forRequests(built: BuiltDocument): RequestsCopy {
     Object.fromEntries(Object.entries(item ?? {}).map(([key, value]) => {
       if (!METHODS.has(key) || typeof value !== 'object' || value === null) return [key, value];
       const { responses: _answers, ...operation } = value as Record<string, unknown>;
-      return [key, operation];
+      return [key, operation[BODY_CHECKED_BY_HANDLER] === true ? withoutBodySchemas(operation) : operation];
     })),
   ]));
   // The answers of requests without an operation (x-unrouted-responses) are answers too: left out.
@@ -359,6 +359,25 @@ export function forRequests(built: BuiltDocument): RequestsCopy {
 }
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/**
+ * An operation whose handler checks the body itself against the same schema (a scenario document:
+ * JSON or YAML, after the door of src/http/storable.ts, with messages worded for a person). The
+ * router leaves that body to it: its schema stays in the document for clients, and out of the copy
+ * the router validates with, so a body is checked once, after the door (twenty thousand bad rules
+ * reach no schema at all).
+ */
+export const BODY_CHECKED_BY_HANDLER = 'x-body-checked-by-handler';
+
+function withoutBodySchemas(operation: Record<string, unknown>): Record<string, unknown> {
+  const body = operation.requestBody as { content?: Record<string, Record<string, unknown>> } | undefined;
+  if (!body?.content) return operation;
+  const content = Object.fromEntries(Object.entries(body.content).map(([type, media]) => {
+    const { schema: _schema, ...rest } = media;
+    return [type, rest];
+  }));
+  return { ...operation, requestBody: { ...body, content } };
+}
 
 /** A document's copy for requests as the build stored it (or made from its YAML), the caller's own. */
 function requestsCopy(name: DocumentName): RequestsCopy {
