@@ -47,10 +47,14 @@ export const webhooksFeature: Feature = {
       if (!deps.store.degraded) webhookQueue(deps).prune(account);
       return ok({ data: listAttempts(account, query) });
     },
-    // Faker loads on the first fired event; the event is then one unit of work of its own (after the await).
+    // Faker loads on the first fired event; the firing is then one unit of work of its own (after
+    // the await): what it made and the event, or (refused) nothing.
     sandboxFireEvent: async ({ deps, account, body }) => {
       await loadEventFactories();
-      return account.transaction(() => created(deliveryBody(fireEvent(deps, account, body.topic, body.entity_id))));
+      return account.transaction(() => {
+        const { event, made } = fireEvent(deps, account, body.topic, body.entity_id);
+        return created({ ...deliveryBody(event), made });
+      });
     },
   },
   install(deps) {
