@@ -12,4 +12,7 @@ export default {
   },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testTimeout: 20000,
+  // Both cores: Jest's default (cores - 1) leaves one worker on a 2-core CI machine, which ran the
+  // files one after another while the main process idled.
+  maxWorkers: 2,
 };

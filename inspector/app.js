@@ -234,7 +234,9 @@ function timelineRow(item) {
   }
   const outcome = item.error ? `${item.error}` : `${item.status_code}`;
   const next = item.next_attempt_at ? ` · next attempt ${item.next_attempt_at}` : '';
-  return h('tr', { 'data-type': 'delivery' }, h('td', {}, when(item.at)), h('td', {}, `delivery #${item.attempt}`), h('td', {}, item.topic),
+  // A delivery drill (a scenario's duplicate_delivery, timeout_after_delivery or wrong_secret) names itself.
+  const drill = item.drill ? ` · ${item.duplicate_of ? 'duplicate' : item.drill.replace(/_/g, ' ')}` : '';
+  return h('tr', { 'data-type': 'delivery' }, h('td', {}, when(item.at)), h('td', {}, `delivery #${item.attempt}${drill}`), h('td', {}, item.topic),
     h('td', { class: 'id' }, item.entity_id ?? item.event_id ?? ''), h('td', {}, badge(outcome), ` ${item.url}${next}`));
 }
 
@@ -361,6 +363,91 @@ async function resetAccount() {
   } catch (error) { fail(error); }
 }
 
+// ---------- snapshots ----------
+
+const sizeText = (bytes) => (bytes >= 1048576 ? `${(bytes / 1048576).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} kB`);
+
+async function loadSnapshots() {
+  const { data } = await api('/_sandbox/snapshots');
+  const other = state.account.endsWith(':production') ? 'demo' : 'production';
+  $('snapshots').replaceChildren(...(data.length ? data.map((s) => {
+    const objects = Object.values(s.counts).reduce((x, y) => x + y, 0);
+    return h('tr', { 'data-name': s.name },
+      h('td', {}, h('strong', {}, s.name), s.redacted ? h('span', { class: 'muted' }, ' (imported)') : ''),
+      h('td', { class: 'id' }, s.account),
+      h('td', {}, when(s.created_at)),
+      h('td', { title: Object.entries(s.counts).map(([k, n]) => `${k}: ${n}`).join('\n') }, String(objects)),
+      h('td', {}, sizeText(s.bytes)),
+      h('td', { class: 'actions' },
+        h('button', { type: 'button', 'data-action': 'restore', onclick: () => restoreSnapshot(s.name) }, 'Restore here'),
+        h('button', { type: 'button', class: 'link', onclick: () => restoreSnapshot(s.name, other) }, `into ${other}`),
+        h('button', { type: 'button', class: 'link', onclick: () => exportSnapshot(s.name) }, 'Export'),
+        h('button', { type: 'button', class: 'link', onclick: () => deleteSnapshot(s.name) }, 'Delete')));
+  }) : [h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No snapshot saved yet.'))]));
+}
+
+function snapshotErrors(error) {
+  const fields = Object.entries(error?.body?.validation_errors ?? {});
+  $('snapshot-errors').replaceChildren(...(error ? [h('li', {}, error.message), ...fields.map(([field, message]) => h('li', { 'data-field': field }, h('code', {}, field), `: ${message}`))] : []));
+}
+
+async function saveSnapshot(event) {
+  event.preventDefault();
+  notice('');
+  snapshotErrors(null);
+  try {
+    const saved = await api('/_sandbox/snapshots', { method: 'POST', body: { name: $('snapshot-name').value.trim(), replace: $('snapshot-replace').checked } });
+    notice(`Saved ${saved.name}: ${Object.values(saved.counts).reduce((x, y) => x + y, 0)} objects, ${sizeText(saved.bytes)}.`, true);
+    $('snapshot-name').value = '';
+    await loadSnapshots();
+  } catch (error) { snapshotErrors(error); }
+}
+
+async function importSnapshot() {
+  const file = $('snapshot-file').files[0];
+  if (!file) return;
+  snapshotErrors(null);
+  try {
+    let exported;
+    try { exported = JSON.parse(await file.text()); } catch { throw new Error(`${file.name} is not JSON`); }
+    const saved = await api('/_sandbox/snapshots', { method: 'POST', body: { document: exported, replace: $('snapshot-replace').checked } });
+    notice(`Imported ${saved.name}.`, true);
+    await loadSnapshots();
+  } catch (error) { snapshotErrors(error); }
+  $('snapshot-file').value = '';
+}
+
+async function restoreSnapshot(name, environment) {
+  const target = environment ? `${state.account.split(':')[0]}:${environment}` : state.account;
+  if (!confirm(`Replace ${target} with the snapshot ${name}? What the account holds now is gone.`)) return;
+  try {
+    const result = await api(`/_sandbox/snapshots/${encodeURIComponent(name)}/restore`, { method: 'POST', body: environment ? { environment } : {} });
+    notice(`Restored ${name} into ${result.account}.`, true);
+    await loadAccounts();
+    await loadClock();
+  } catch (error) { fail(error); }
+}
+
+async function exportSnapshot(name) {
+  try {
+    const exported = await api(`/_sandbox/snapshots/${encodeURIComponent(name)}`);
+    const url = URL.createObjectURL(new Blob([JSON.stringify(exported)], { type: 'application/json' }));
+    const link = h('a', { href: url, download: `${name}.snapshot.json` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  } catch (error) { fail(error); }
+}
+
+async function deleteSnapshot(name) {
+  if (!confirm(`Delete the snapshot ${name}?`)) return;
+  try {
+    await api(`/_sandbox/snapshots/${encodeURIComponent(name)}`, { method: 'DELETE' });
+    await loadSnapshots();
+  } catch (error) { fail(error); }
+}
+
 // ---------- live stream ----------
 
 let refreshTimer;
@@ -437,7 +524,7 @@ function showTab(name) {
   notice('');
   for (const button of document.querySelectorAll('.tabs button')) button.setAttribute('aria-selected', String(button.dataset.tab === name));
   for (const section of document.querySelectorAll('.tab')) section.hidden = section.id !== `tab-${name}`;
-  const load = { objects: loadObjects, timeline: loadTimeline, journal: loadJournal, clock: () => Promise.all([loadClock(), loadScenarios()]) }[name];
+  const load = { objects: loadObjects, timeline: loadTimeline, journal: loadJournal, clock: () => Promise.all([loadClock(), loadScenarios()]), snapshots: loadSnapshots }[name];
   load().catch(fail);
 }
 
@@ -468,6 +555,8 @@ function start() {
   $('advance').addEventListener('submit', advance);
   $('load-scenario').addEventListener('submit', loadScenarioDocument);
   $('reset').addEventListener('click', resetAccount);
+  $('save-snapshot').addEventListener('submit', saveSnapshot);
+  $('snapshot-file').addEventListener('change', () => importSnapshot().catch(fail));
   $('resume').addEventListener('click', async () => {
     try {
       const result = await api('/_sandbox/webhooks/retry', { method: 'POST' });

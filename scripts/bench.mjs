@@ -10,16 +10,18 @@
 // The sandbox's POSTs go to a twin of its 1k-customer process, so the GET rows keep their store size. Then: GET at 1k and 100k stored customers, POST /customers on
 // the real CLI with --data at 1k and 1M stored customers, cold start of `node dist/cli.js` to the first
 // 200 on health (with the pages it first touched, against bare node's, and their price here), idle
-// RSS, RSS with 100k customers, webhook deliveries per second. Prints a Markdown
-// table and the ratios against the goals of issue 11.
+// RSS, RSS with 100k customers, webhook deliveries per second, and the time of an account snapshot and
+// of its restore (10,000 objects over HTTP; also with --data, and at 20,000). Prints a Markdown
+// table and the ratios against the goals of issue 11 (and the snapshot goals of issue 43).
 //
-//   node scripts/bench.mjs [--check] [--quick] [--only http,data,start,webhooks]
+//   node scripts/bench.mjs [--check] [--quick] [--only http,data,start,webhooks,snapshots]
 //     --check  exit 1 when a goal of issue 11 is missed (without it the goals are only reported)
 //     --quick  3-second runs, one round, smaller stores: a smoke run, not a measurement
 //     --only   measure only these sections (--http-only: the side-by-side rows alone, as JSON)
 //   BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_SLICES (5: the sandbox's side-by-side rows), BENCH_SIZES ("1000,100000"), BENCH_DATA_SIZES ("1000,1000000"),
 //   BENCH_DATA_WARMUP (20 s of writes before each --data measurement), BENCH_DATA_DIR (keep the seeded
-//   data files there and reuse them: seeding a million customers takes minutes), BENCH_WEBHOOKS (5000).
+//   data files there and reuse them: seeding a million customers takes minutes), BENCH_WEBHOOKS (5000),
+//   BENCH_SNAPSHOT_ROUNDS (7 saves and restores per snapshot row; the three rows take some 20 s in all).
 // Linux only (CPU and RSS come from /proc). Bounded: about 13 minutes with the defaults (a third of it
 // the --data rows: seeding, loading and warming up the million customers), loopback only. Run it on
 // the Node of package.json's "engines" (22). The cold starts come after sandboxes have run and
@@ -43,7 +45,7 @@ const CHECK = argv.includes('--check');
 const QUICK = argv.includes('--quick');
 /** Only the side-by-side GET/POST rows, as JSON (a quick look while working on the hot path). */
 const HTTP_ONLY = argv.includes('--http-only');
-const SECTIONS = new Set(HTTP_ONLY ? ['http'] : argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : ['http', 'data', 'start', 'webhooks']);
+const SECTIONS = new Set(HTTP_ONLY ? ['http'] : argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : ['http', 'data', 'start', 'webhooks', 'snapshots']);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 10));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 /** The sandbox's rows of a round run as this many interleaved slices of BENCH_SECONDS / SLICES each. */
@@ -71,7 +73,12 @@ const GOALS = {
   idleRssMb: 80,
   rss100kMb: 300,
   webhooksPerSecond: 2000,
+  /** Issue 43: saving an account of 10,000 objects as a snapshot, and restoring it (median over HTTP). */
+  snapshotSaveMs: 50,
+  snapshotRestoreMs: 50,
 };
+const SNAPSHOT_OBJECTS = 10_000;
+const SNAPSHOT_ROUNDS = Number(process.env.BENCH_SNAPSHOT_ROUNDS ?? (QUICK ? 3 : 7));
 
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -453,6 +460,26 @@ for (let round = 1; round <= (SECTIONS.has('webhooks') ? ROUNDS : 0); round++) {
   keep('webhooks', w);
 }
 
+// 5. Account snapshots: save and restore over HTTP, each row in a process of its own (seeding through
+// the store takes a second or two): the goal's 10,000 objects in memory, then with --data, then twice
+// as many objects.
+async function snapshotRow(objects, data) {
+  const child = spawn(process.execPath, ['scripts/bench/snapshots.mjs', '--objects', String(objects), '--rounds', String(SNAPSHOT_ROUNDS), ...(data ? ['--data'] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk) => { out += chunk; });
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`the snapshot bench (${objects} objects${data ? ', --data' : ''}) exited with ${code}`);
+  return JSON.parse(out);
+}
+const SNAPSHOT_ROWS = [[SNAPSHOT_OBJECTS, false], [SNAPSHOT_OBJECTS, true], [SNAPSHOT_OBJECTS * 2, false]];
+if (SECTIONS.has('snapshots')) {
+  for (const [objects, data] of SNAPSHOT_ROWS) {
+    const measured = await snapshotRow(objects, data);
+    log(`snapshots, ${objects} objects${data ? ', --data' : ''}: save ${median(measured.save_ms).toFixed(1)} ms, restore ${median(measured.restore_ms).toFixed(1)} ms (medians of ${measured.save_ms.length})`);
+    keep(`snapshots@${objects}${data ? ' data' : ''}`, measured);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 const rps = (key) => (results.get(key) ?? []).map((m) => m.rps);
 const cpu = (key) => (results.get(key) ?? []).map((m) => m.cpuUs);
@@ -508,6 +535,19 @@ for (const size of DATA_SIZES) {
   row(`billing-sandbox --data, ${size} stored customers (-c ${DATA_CONNECTIONS}; RSS ${spread(rows.map((m) => m.rss))} MB, start ${rows.map((m) => m.startS.toFixed(1)).join('/')} s; ${gcs})`,
     '-', '-', spread(rps(`post data@${size}`)), spread(cpu(`post data@${size}`)), `- / ${spread(p99(`post data@${size}`), 1)}`);
 }
+const snapshotRows = SNAPSHOT_ROWS.map(([objects, data]) => [objects, data, results.get(`snapshots@${objects}${data ? ' data' : ''}`)?.[0]]).filter(([, , measured]) => measured);
+if (snapshotRows.length) {
+  lines.push('');
+  row('account snapshot', 'objects (customers and their events)', 'document', 'save ms, median (range)', 'restore ms, median (range)');
+  row('---', '---', '---', '---', '---');
+  for (const [objects, data, measured] of snapshotRows) {
+    row(data ? 'with --data (each answer waits for its file or log append)' : 'in memory', fmt(objects), `${(measured.bytes / 1048576).toFixed(1)} MB`,
+      `${median(measured.save_ms).toFixed(1)} (${spread(measured.save_ms, 1)})`, `${median(measured.restore_ms).toFixed(1)} (${spread(measured.restore_ms, 1)})`);
+  }
+}
+const snapshotGoalRow = results.get(`snapshots@${SNAPSHOT_OBJECTS}`)?.[0];
+const snapshotSave = snapshotGoalRow ? median(snapshotGoalRow.save_ms) : NaN;
+const snapshotRestore = snapshotGoalRow ? median(snapshotGoalRow.restore_ms) : NaN;
 lines.push('');
 /** A goal's line; its value is NaN when its section did not run (`--only`): "not measured". */
 const goal = (name, value, target, ok) => [name, value, target, Number.isNaN(ok) ? 'not measured' : ok ? 'met' : '**missed**'];
@@ -530,6 +570,8 @@ const goals = [
   goal(`RSS with ${largeRss?.size ?? '-'} customers`, largeRss ? `${largeRss.mb} MB` : '-', `<= ${GOALS.rss100kMb} MB`, largeRss ? largeRss.size < 100_000 || largeRss.mb <= GOALS.rss100kMb : NaN),
   goal(`webhook deliveries/s (${WEBHOOKS} queued, in order)`, hooks.length ? `${Math.round(hookRate)} (${spread(hooks.map((w) => w.perSecond))})` : '-', `>= ${GOALS.webhooksPerSecond}`,
     met(hookRate, (v) => v >= GOALS.webhooksPerSecond && hooks.every((w) => w.inOrder))),
+  goal(`snapshot save, ${fmt(SNAPSHOT_OBJECTS)} objects (median, POST /_sandbox/snapshots)`, Number.isFinite(snapshotSave) ? `${snapshotSave.toFixed(1)} ms` : '-', `<= ${GOALS.snapshotSaveMs} ms`, met(snapshotSave, (v) => v <= GOALS.snapshotSaveMs)),
+  goal(`snapshot restore, ${fmt(SNAPSHOT_OBJECTS)} objects (median, POST .../restore)`, Number.isFinite(snapshotRestore) ? `${snapshotRestore.toFixed(1)} ms` : '-', `<= ${GOALS.snapshotRestoreMs} ms`, met(snapshotRestore, (v) => v <= GOALS.snapshotRestoreMs)),
 ];
 row('measure', 'value', 'goal', 'verdict');
 row('---', '---', '---', '---');

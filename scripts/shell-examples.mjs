@@ -44,6 +44,23 @@ const RUN = [
     const [subscription] = bodies(out);
     if (subscription.topic !== 'invoice_paid' || JSON.stringify(subscription).includes('whsec_123')) throw new Error('subscription');
   }],
+  // After subscribe.sh: the invoice_paid subscription it made is what receives the event and its copies.
+  ['examples/webhooks/fire-duplicate.sh', (out) => {
+    const [event] = bodies(out);
+    if (event.topic !== 'invoice_paid' || !/^evt_/.test(event.idempotency_key)) throw new Error(`want the fired invoice_paid event, got ${JSON.stringify(event)}`);
+  }],
+  ['examples/snapshots/save-restore.sh', (out) => {
+    const [setUp, saved, later, restored, list] = bodies(out);
+    if (saved.name !== 'after-setup' || !(saved.counts.customers >= 1)) throw new Error('the snapshot was not saved');
+    if (restored.account !== 'ptn_default:production') throw new Error('the snapshot was not restored');
+    const ids = list.data.map((c) => c.id);
+    if (!ids.includes(setUp.id) || ids.includes(later.id)) throw new Error('the restored account is not the saved one');
+  }],
+  ['examples/snapshots/export-import.sh', (out) => {
+    const [imported, list] = bodies(out);
+    if (imported.name !== 'from-a-file' || imported.redacted !== true) throw new Error('the export was not imported');
+    if (JSON.stringify(list.data.map((s) => s.name)) !== JSON.stringify(['after-setup', 'from-a-file'])) throw new Error(`listed ${JSON.stringify(list.data)}`);
+  }],
 ];
 const NOT_RUN = {
   'examples/readme/quick-start.sh': 'CI runs these very commands (.ci/run: npm ci, npm test); npm start runs dist/cli.js, which scripts/pack-smoke.sh starts and calls',
@@ -53,7 +70,7 @@ const NOT_RUN = {
   'examples/command-line/tour.sh': 'run by test/cli-commands.test.ts against a fresh sandbox, with the commands of examples/command-line/session.txt',
 };
 
-const shellFiles = ['readme', 'running', 'scenarios', 'webhooks', 'control-plane', 'fixtures', 'logs', 'parity', 'command-line']
+const shellFiles = ['readme', 'running', 'scenarios', 'webhooks', 'snapshots', 'control-plane', 'fixtures', 'logs', 'parity', 'command-line']
   .flatMap((dir) => {
     try {
       return readdirSync(join(ROOT, 'examples', dir)).filter((f) => f.endsWith('.sh')).map((f) => `examples/${dir}/${f}`);

@@ -32,6 +32,7 @@ import { inspectorFeature, inspectorPageRoutes } from './inspector/feature.js';
 import { customerHandlers } from './domain/customers/handlers.js';
 import { payablesFeature } from './domain/bills/payables-feature.js';
 import { scenariosFeature } from './scenarios/feature.js';
+import { snapshotsFeature } from './snapshots/feature.js';
 import { journalFeature } from './journal/feature.js';
 import { fixturesFeature, loadStartFixtures } from './fixtures/feature.js';
 import { journalMiddleware } from './journal/feature.js';
@@ -69,6 +70,7 @@ export const FEATURES: Feature[] = [
   webhooksFeature,
   streamFeature,
   inspectorFeature,
+  snapshotsFeature,
   controlFeature,
 ];
 

@@ -37,6 +37,8 @@ export const Errors = {
    * or a restore replaced meanwhile: nothing was written, in either account.
    */
   accountReplaced: template(409, 'account_replaced', 'The account was reset or restored while this request was under way; nothing was written. Retry against the account as it is now.'),
+  /** POST /_sandbox/snapshots with the name of a snapshot the partner keeps already, without `replace: true`. */
+  snapshotExists: template(409, 'snapshot_exists', 'A snapshot of that name exists already; send replace: true to overwrite it, or choose another name.'),
   requestTimeout: template(408, 'request_timeout', 'The request did not arrive in time.'),
   payloadTooLarge: template(413, 'payload_too_large', 'The payload is larger than the limit.'),
   unsupportedMediaType: template(415, 'unsupported_media_type', 'The request body has a content type this operation does not accept.'),

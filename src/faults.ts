@@ -1,16 +1,38 @@
 // Owns the seam between the scenario engine and the code it can fault: webhook delivery asks the
-// registered hook (if any) whether an attempt should fail before it is sent.
+// registered hooks (if any) whether an attempt should fail or be sent as a drill before it is sent,
+// and how many copies of an event to send after it was delivered.
 import type { Deps } from './deps.js';
 import type { Account } from './store/store.js';
 
-/** How a webhook attempt should fail: as if the receiver answered `status`, or timed out. */
-export type DeliveryFault = { status: number } | { timeout: true };
+/** A drill sends the attempt for real and then judges it as production would meet it (src/webhooks/drills.ts). */
+export type AttemptDrill = 'timeout_after_delivery' | 'wrong_secret';
 
-export type DeliveryFaultHook = (account: Account, attempt: { topic: string; url: string; event_id: string }) => DeliveryFault | undefined;
+/**
+ * What a webhook attempt meets: a failure without sending anything (as if the receiver answered
+ * `status`, or timed out), or a drill: sent, the receiver answers, and the attempt fails anyway.
+ */
+export type DeliveryFault = { status: number } | { timeout: true } | { drill: AttemptDrill };
+
+export interface AttemptFacts {
+  topic: string;
+  url: string;
+  event_id: string;
+}
+
+export type DeliveryFaultHook = (account: Account, attempt: AttemptFacts) => DeliveryFault | undefined;
+
+/** After an attempt delivered an event: how many copies of it to send before the next event (none: 0 or undefined). */
+export type DeliveryDuplicatesHook = (account: Account, delivery: AttemptFacts) => number | undefined;
 
 export const DELIVERY_FAULTS = 'deliveryFaults';
+export const DELIVERY_DUPLICATES = 'deliveryDuplicates';
 
-export function deliveryFault(deps: Deps, account: Account, attempt: { topic: string; url: string; event_id: string }): DeliveryFault | undefined {
+export function deliveryFault(deps: Deps, account: Account, attempt: AttemptFacts): DeliveryFault | undefined {
   const hook = deps.services.get(DELIVERY_FAULTS);
   return hook?.(account, attempt);
+}
+
+export function deliveryDuplicates(deps: Deps, account: Account, delivery: AttemptFacts): number {
+  const hook = deps.services.get(DELIVERY_DUPLICATES);
+  return hook?.(account, delivery) ?? 0;
 }

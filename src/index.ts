@@ -7,6 +7,6 @@ export type { DepsOverrides, SandboxApp } from './app.js';
 export type { DefaultCredentials, Environment, SandboxConfig } from './config.js';
 export type { Deps } from './deps.js';
 export { startWebhookReceiver } from './testing/webhook-receiver.js';
-export type { ReceivedWebhook, ReceiverOptions, Responder, WaitOptions, WebhookReceiver } from './testing/webhook-receiver.js';
+export type { CountOptions, KeyCount, ReceivedWebhook, ReceiverOptions, Responder, WaitOptions, WebhookReceiver } from './testing/webhook-receiver.js';
 /** The seeded faker factories behind --fixtures: realistic create inputs for every resource. */
 export * as factories from './fixtures/factories.js';

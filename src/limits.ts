@@ -30,6 +30,12 @@ export const LIMITS = {
   webhookUrlChars: 2048,
   /** Webhook delivery retries before the account's queue pauses (the spec's 5). */
   webhookRetries: 5,
+  /**
+   * Copies a duplicate delivery drill sends after the delivery itself (a scenario's
+   * `duplicate_delivery.count`, `POST /_sandbox/events` `duplicate`): a receiver that handles one
+   * duplicate handles five; more would only hold the account's ordered queue. Beyond: 400 naming the field.
+   */
+  webhookDuplicateCopies: 5,
   /** Request journal entries kept per account (default; --journal-size changes it). */
   journalEntries: 500,
   /** Serialised size of one journal entry (request headers, query and body get half, the response body half). */
@@ -192,6 +198,19 @@ export const LIMITS = {
   headersTimeoutMs: 60_000,
   /** A whole request, headers and body, within this long (node's default, set explicitly). Beyond: 408 request_timeout. */
   requestTimeoutMs: 300_000,
+  /**
+   * Account snapshots one partner keeps (POST /_sandbox/snapshots), both environments together.
+   * Beyond: 422 limit_reached; delete one first (a full reset removes them all).
+   */
+  snapshotsPerPartner: 20,
+  /** One snapshot's document (its objects, history, queue, scenarios and keys as JSON). Beyond: 413 payload_too_large. */
+  snapshotBytes: 64 * MB,
+  /** Every snapshot of one partner together. Beyond: 422 limit_reached. */
+  snapshotBytesPerPartner: 256 * MB,
+  /** Every snapshot on the server together (kept in memory, outside the JavaScript heap). Beyond: 422 limit_reached. */
+  snapshotBytesPerServer: 1024 * MB,
+  /** Nesting of an imported snapshot document (POST /_sandbox/snapshots, --fixtures). Beyond: 400 naming where. */
+  snapshotDepth: 100,
   /** The rate limit's window; a key idle for longer has its bucket dropped. */
   rateLimitWindowMs: 1000,
 } as const;

@@ -64,6 +64,13 @@ export interface RunningSandbox {
   loadScenario(document: ScenarioDocument | string, account?: AccountSelector): Promise<{ id: string }>;
   /** Remove every scenario loaded for an account through the control plane; resolves to how many. */
   clearScenarios(account?: AccountSelector): Promise<number>;
+  /**
+   * Save an account (default: the default production account) as a snapshot of its partner, replacing
+   * one of that name; resolves to its size and object counts.
+   */
+  saveSnapshot(name: string, account?: AccountSelector): Promise<{ bytes: number; counts: Record<string, number> }>;
+  /** Restore one of the partner's snapshots into an account (default: the default production account). */
+  restoreSnapshot(name: string, account?: AccountSelector): Promise<void>;
 }
 
 /** Every option startSandbox() knows: the config's fields and `overrides`. */
@@ -173,6 +180,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     clearScenarios: async (account) => {
       const answer = await control('DELETE', '/_sandbox/scenarios', account);
       return answer.deleted as number;
+    },
+    saveSnapshot: async (name, account) => {
+      const answer = await control('POST', '/_sandbox/snapshots', account, { name, replace: true });
+      return { bytes: answer.bytes as number, counts: answer.counts as Record<string, number> };
+    },
+    restoreSnapshot: async (name, account) => {
+      await control('POST', `/_sandbox/snapshots/${encodeURIComponent(name)}/restore`, account);
     },
   };
 }

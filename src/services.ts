@@ -1,16 +1,17 @@
 // Owns the registry of services that features add at install time (webhook delivery, the live
 // stream, the journal, scenarios, ...) and the hooks tests set (delivery faults, PDF fetch options,
 // a scenario clock). Each name has one type, so a reader gets the service's own type, not `unknown`.
-import type { FixtureDocument } from './fixtures/document.js';
+import type { StartFixtures } from './fixtures/document.js';
 import type { Journal } from './journal/journal.js';
 import type { FetchOptions } from './pdf/fetch.js';
 import type { ScenarioEngine } from './scenarios/engine.js';
 import type { Sleep } from './scenarios/intercept.js';
 import type { StreamHub } from './stream/hub.js';
-import type { DeliveryFaultHook } from './faults.js';
+import type { DeliveryDuplicatesHook, DeliveryFaultHook } from './faults.js';
 import type { WebhookQueue } from './webhooks/queue.js';
 import type { MemoryBudget } from './budget/memory-budget.js';
 import type { SendGuard } from './http/send-guard.js';
+import type { SnapshotTable } from './snapshots/table.js';
 
 /** Every service by its name (the names are exported next to their owners: WEBHOOKS_SERVICE, JOURNAL, ...). */
 export interface Services {
@@ -22,14 +23,18 @@ export interface Services {
   scenarioEngine: ScenarioEngine;
   /** Tests only: how a scenario's delay waits. */
   scenarioSleep: Sleep;
-  /** Tests only: faults injected into webhook delivery attempts. */
+  /** Faults injected into webhook delivery attempts (the scenario engine's; tests may set their own). */
   deliveryFaults: DeliveryFaultHook;
+  /** Copies of a delivered event to send (scenario `duplicate_delivery` rules); tests may set their own. */
+  deliveryDuplicates: DeliveryDuplicatesHook;
   /** Tests only: an extra CA, a resolver, a time-out for fetching PDFs. */
   'pdf.fetchOptions': Partial<FetchOptions>;
   /** The bound on unread answers of the server made for these deps (createSandboxServer). */
   sendGuard: SendGuard;
-  /** The --fixtures document, loaded again after a full reset. */
-  startFixtures: FixtureDocument;
+  /** Every partner's account snapshots (src/snapshots/). */
+  snapshots: SnapshotTable;
+  /** The --fixtures document (a dataset or a snapshot), loaded again after a full reset. */
+  startFixtures: StartFixtures;
 }
 
 export type ServiceName = keyof Services;

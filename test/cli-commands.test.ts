@@ -1,7 +1,7 @@
 // The command line's subcommands, run as built (`node dist/cli.js ...`, see cli-harness.ts) against a
 // sandbox started on port 0 in this process: clock, trigger, listen (with ordered forwarding),
-// requests (and --follow), reset, scenario; --json output; exit codes 0, 1, 2 and 3; colour only on
-// a terminal.
+// requests (and --follow), reset, scenario, snapshot; --json output; exit codes 0, 1, 2 and 3; colour
+// only on a terminal.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,12 +57,14 @@ describe('help', () => {
     [['serve', '--help'], ['--port', '--data', '--token-ttl', 'SANDBOX_RATE_LIMIT']],
     [['clock', '--help'], ['advance', '--url', 'SANDBOX_URL', '--admin-token', '--client-id', '--client-secret', '--json']],
     [['clock', 'advance', '--help'], ['[duration]', '--to', '90s, 15m, 2h, 30d']],
-    [['trigger', '--help'], ['<topic>', '--id', 'invoice_paid']],
+    [['trigger', '--help'], ['<topic>', '--id', '--duplicate <n>', 'invoice_paid']],
     [['listen', '--help'], ['--topics', '--forward-to', '--secret']],
     [['requests', '--help'], ['--follow', '--method', '--path', '--limit']],
     [['reset', '--help'], ['--all']],
     [['scenario', '--help'], ['load', 'list', 'clear']],
     [['scenario', 'load', '--help'], ['<file|name>', 'slow-api']],
+    [['snapshot', '--help'], ['save', 'restore', 'export', 'import', 'list', 'delete']],
+    [['snapshot', 'restore', '--help'], ['<name>', '--environment']],
   ])('%j exits 0 and shows %j', async (args, words) => {
     const res = await cli(args);
     expect(res.status).toBe(0);
@@ -161,6 +163,38 @@ describe('trigger', () => {
     const missing = await cli(['trigger', 'invoice_paid', '--id', 'inv_nope']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/refused POST \/_sandbox\/events: 404 not_found: .*inv_nope/);
+  });
+});
+
+describe('trigger --duplicate', () => {
+  it('has the event delivered, then sent N more times with the same idempotency_key, before the next event; refuses a bad N (exit 2) and a topic nobody receives (exit 1)', async () => {
+    // Its own sandbox: the receiver is plain http on localhost.
+    const local = await startSandbox({ port: 0, logLevel: 'silent', rateLimit: 0, allowHttpWebhooks: true });
+    const receiver = await startWebhookReceiver();
+    try {
+      const token = await local.token();
+      const post = (path: string, body: unknown) => fetch(`${local.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      expect((await post('/webhooks', { endpoint_url: `${receiver.url}/hooks`, topic: 'customer_created', secret_key: 'whsec_cli' })).status).toBe(201);
+      const res = await cli(['trigger', 'customer_created', '--duplicate', '2'], { SANDBOX_URL: local.url });
+      expect(res.status).toBe(0);
+      const key = res.stdout.trim();
+      expect(res.stderr).toContain('delivered, then sent 2 more times with the same idempotency_key');
+      await post('/customers', { name: 'After The Drill' });
+      await receiver.waitForCount('customer_created', 4, { timeoutMs: 10_000 });
+      expect(receiver.deliveries.map((d) => (d.idempotency_key === key ? 'drill' : d.data.name))).toEqual(['drill', 'drill', 'drill', 'After The Drill']);
+      expect(receiver.countsByKey().get(key)).toBe(3);
+
+      const tooMany = await cli(['trigger', 'customer_created', '--duplicate', '6'], { SANDBOX_URL: local.url });
+      expect(tooMany.status).toBe(2);
+      expect(tooMany.stderr).toContain('must be a whole number from 1 to 5');
+      const nobody = await cli(['trigger', 'invoice_paid', '--duplicate', '1'], { SANDBOX_URL: local.url });
+      expect(nobody.status).toBe(1);
+      expect(nobody.stderr).toMatch(/refused POST \/_sandbox\/events: 422 unprocessable_entity: No active subscription of invoice_paid/);
+      expect(receiver.deliveries).toHaveLength(4);
+    } finally {
+      await receiver.close();
+      await local.close();
+    }
   });
 });
 
@@ -263,6 +297,26 @@ describe('listen', () => {
     expect(receiver.deliveries).toHaveLength(6);
   });
 
+  it('names a drill\'s attempts: the copies of a duplicate (a refused one is not "queue paused"), a wrong secret', async () => {
+    await api('POST', '/_sandbox/scenarios', { name: 'drills', rules: [
+      { match: { topic: 'customer_created' }, nth: 1, wrong_secret: true },
+      { match: { topic: 'customer_created' }, nth: 1, duplicate_delivery: { count: 2 } },
+    ] });
+    const listen = spawnProcess(process.execPath, [built.cli, 'listen', '--topics', 'customer_created', '--forward-to', `${receiver.url}/local`, '--secret', 'whsec_cli'], childEnv(env));
+    await listen.waitFor(/Listening to ptn_default/, 'stderr');
+    let copies = 0;
+    receiver.respondWith((d) => (d.secret !== 'whsec_cli' ? 401 : copies++ === 2 ? 409 : 200));
+    await api('POST', '/customers', { name: 'Drilled' });
+    await listen.waitFor(/failed: receiver answered 401 to a wrong secret \(scenario wrong_secret\) \(attempt 1, drill wrong_secret, next /);
+    expect((await cli(['clock', 'advance', '90s'])).status).toBe(0);
+    await listen.waitFor(/(delivery [^\n]*\n[^]*){4}/);
+    await listen.waitFor(/failed: receiver answered 409 to a duplicate[^\n]* \(attempt 4, duplicate\)\n/);
+    const lines = listen.stdout().split('\n').filter((l) => / delivery /.test(l)).map((l) => l.replace(/^.*forwarded to \S+ +/, ''));
+    expect(lines.slice(1, 3)).toEqual(['200 delivered (attempt 2, drill duplicate_delivery)', '200 delivered (attempt 3, duplicate)']);
+    listen.child.kill('SIGINT');
+    expect(await listen.exit).toBe(0);
+  });
+
   it('--json streams one JSON object per line', async () => {
     const listen = spawnProcess(process.execPath, [built.cli, 'listen', '--json', '--topics', 'customer_created'], childEnv(env));
     await listen.waitFor(/"type":"ready"/);
@@ -314,7 +368,7 @@ describe('reset and scenario', () => {
     const lines = list.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ID +NAME +SCOPE +RULES +LOADED AT$/);
     expect(lines.slice(1).map((l) => l.split(/  +/).slice(1, 4))).toEqual([['slow API', 'account', '3'], ['my outage', 'account', '1']]);
-    expect(list.stderr).toContain('Shipped (load by name): bill-approval-conflicts, flaky-network, rate-limit-storm, receiver-outage, slow-api');
+    expect(list.stderr).toContain('Shipped (load by name): bill-approval-conflicts, duplicate-deliveries, flaky-network, rate-limit-storm, receiver-outage, receiver-secret-check, slow-api');
     expect(JSON.parse((await cli(['scenario', 'list', '--json'])).stdout).data).toHaveLength(2);
     expect((await cli(['scenario', 'clear'])).stdout).toBe('Removed 2 scenarios.\n');
     expect((await api('GET', '/customers')).status).toBe(200);
@@ -329,6 +383,44 @@ describe('reset and scenario', () => {
     const typo = await cli(['scenario', 'load', 'slow-apy']);
     expect(typo.status).toBe(2);
     expect(typo.stderr).toContain('no file slow-apy, and no shipped scenario of that name; did you mean slow-api?');
+  });
+});
+
+describe('snapshot', () => {
+  it('saves, lists, exports to a file, imports it back, restores (here and into demo) and deletes; refusals exit 1 with the field', async () => {
+    const made = (await api('POST', '/customers', { name: 'Saved Co' })).body;
+    const saved = await cli(['snapshot', 'save', 'after-setup']);
+    expect(saved.status).toBe(0);
+    expect(saved.stdout).toMatch(/^Saved after-setup: 2 objects, \d+ kB\.\n$/);
+    const again = await cli(['snapshot', 'save', 'after-setup']);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('snapshot_exists');
+    expect(again.stderr).toContain('name: is the name of a snapshot the partner keeps');
+    expect((await cli(['snapshot', 'save', 'after-setup', '--replace'])).status).toBe(0);
+
+    const file = join(scratch, 'after-setup.json');
+    expect((await cli(['snapshot', 'export', 'after-setup', '-o', file])).stdout).toBe(`Exported after-setup to ${file}.\n`);
+    const imported = await cli(['snapshot', 'import', file, '--name', 'copy', '--json']);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ name: 'copy', redacted: true, counts: { customers: 1, events: 1 } });
+    const exported = JSON.parse((await cli(['snapshot', 'export', 'copy'])).stdout);
+    expect(exported).toMatchObject({ format: 'billing-sandbox-snapshot', name: 'copy' });
+
+    const list = await cli(['snapshot', 'list']);
+    const lines = list.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME +FROM +CREATED AT +OBJECTS +SIZE$/);
+    expect(lines.slice(1).map((l) => l.split(/  +/).slice(0, 2))).toEqual([['after-setup', 'ptn_default:production'], ['copy', 'ptn_default:production (imported)']]);
+
+    await api('POST', '/customers', { name: 'Made after' });
+    expect((await cli(['snapshot', 'restore', 'after-setup'])).stdout).toBe('Restored after-setup into ptn_default:production: 2 objects.\n');
+    expect((await api('GET', '/customers')).body.data.map((c: { id: string }) => c.id)).toEqual([made.id]);
+    expect(JSON.parse((await cli(['snapshot', 'restore', 'after-setup', '--environment', 'demo', '--json'])).stdout)).toMatchObject({ account: 'ptn_default:demo' });
+    expect((await cli(['snapshot', 'restore', 'after-setup', '--environment', 'staging'])).status).toBe(2);
+
+    expect((await cli(['snapshot', 'delete', 'copy'])).stdout).toBe('Deleted copy.\n');
+    const gone = await cli(['snapshot', 'delete', 'copy']);
+    expect(gone.status).toBe(1);
+    expect(gone.stderr).toContain('404 not_found');
+    expect((await cli(['snapshot', 'import', join(scratch, 'missing.json')])).status).toBe(2);
   });
 });
 

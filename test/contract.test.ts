@@ -385,6 +385,7 @@ describe('lengths and sizes', () => {
     expect(schema('VendorDataRequestList').properties.data.maxItems).toBe(LIMITS.vendorDataRequestsShown);
     expect(schema('PayoutTransactions').properties.transactions.maxItems).toBe(LIMITS.payoutTransactions);
     expect(control.components.schemas.ScenarioList.properties.data.maxItems).toBe(LIMITS.scenariosPerAccount + LIMITS.globalScenarios);
+    expect(control.components.schemas.SnapshotList.properties.data.maxItems).toBe(LIMITS.snapshotsPerPartner);
     expect(schema('Customer').properties.name.maxLength).toBe(LIMITS.nameChars);
     expect(schema('Vendor').properties.name.maxLength).toBe(LIMITS.nameChars);
     expect(schema('BillCreateInput').properties.description.maxLength).toBe(LIMITS.textChars);

@@ -10,6 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { setup } from './helpers.js';
+import { webhookSandbox } from './webhooks-support.js';
+import { startWebhookReceiver } from '../src/testing/webhook-receiver.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -31,13 +33,13 @@ describe('docs quote their examples', () => {
   it('every documentation example file is quoted somewhere', async () => {
     const { quotedFiles } = (await import(join(ROOT, 'scripts/docs-examples.mjs'))) as { quotedFiles: () => string[] };
     const quoted = new Set(quotedFiles());
-    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'control-plane', 'logs']
+    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'snapshots', 'control-plane', 'logs']
       .flatMap((dir) => readdirSync(join(ROOT, 'examples', dir)).map((f) => `examples/${dir}/${f}`));
     expect(files.filter((f) => !quoted.has(f))).toEqual([]);
   });
 
   it('the shell examples are valid bash', () => {
-    for (const dir of ['readme', 'running', 'scenarios', 'webhooks']) {
+    for (const dir of ['readme', 'running', 'scenarios', 'webhooks', 'snapshots']) {
       for (const file of readdirSync(join(ROOT, 'examples', dir)).filter((f) => f.endsWith('.sh'))) {
         expect(() => execFileSync('bash', ['-n', join(ROOT, 'examples', dir, file)])).not.toThrow();
       }
@@ -80,6 +82,39 @@ describe('the scenario document of docs/scenarios.md', () => {
   });
 });
 
+describe('the delivery drills of docs/webhooks.md', () => {
+  it('a wrong secret, then a duplicate, then an answer counted as a time-out, each in its place of the queue', async () => {
+    const w = await webhookSandbox();
+    const receiver = await startWebhookReceiver({ secret: 'whsec_docs' });
+    try {
+      expect((await w.sb.http.post('/_sandbox/scenarios').type('application/yaml').send(read('examples/webhooks/receiver-drills.yaml'))).status).toBe(201);
+      for (const topic of ['customer_created', 'invoice_paid']) await w.api.post('/webhooks', { endpoint_url: `${receiver.url}/hooks`, topic, secret_key: 'whsec_docs' }).expect(201);
+      const customer = async (name: string) => (await w.api.post('/customers', { name })).body.id as string;
+      const a = await customer('A');
+      const paid = await w.sb.http.post('/_sandbox/events').send({ topic: 'invoice_paid' }).expect(201);
+      const b = await customer('B');
+      await w.settle();
+      await w.sb.advance(90).expect(200);
+      const c = await customer('C');
+      const d = await customer('D');
+      await w.settle();
+      await w.sb.advance(90).expect(200);
+      const ip = paid.body.entity_id;
+      const key = paid.body.idempotency_key;
+      // The fired invoice_paid paid the invoice with a manual payment, which settles during the first
+      // advance and records invoice_paid again (another key): delivered in its turn, not duplicated.
+      expect(receiver.deliveries.map((x) => `${x.entity_id} ${x.idempotency_key === key ? 'fired ' : ''}${x.status}`)).toEqual([
+        `${a} 200`, `${ip} fired 401`, `${ip} fired 200`, `${ip} fired 200`, `${ip} fired 200`, `${b} 200`, `${ip} 200`, `${c} 200`, `${c} 200`, `${d} 200`,
+      ]);
+      const drills = ((await w.sb.http.get('/_sandbox/webhooks/deliveries')).body.data as Array<{ drill: string | null }>).reverse().map((x) => x.drill);
+      expect(drills).toEqual([null, 'wrong_secret', 'duplicate_delivery', 'duplicate_delivery', 'duplicate_delivery', null, null, 'timeout_after_delivery', null, null]);
+    } finally {
+      await receiver.close();
+      await w.close();
+    }
+  });
+});
+
 describe('the data examples', () => {
   it('the fixture document of docs/scenarios.md loads with --fixtures FILE', async () => {
     const sb = await setup({ fixtures: join(ROOT, 'examples/fixtures/my-dataset.json'), seed: 'docs' });
@@ -90,6 +125,19 @@ describe('the data examples', () => {
     const bills = (await api.get('/bills?limit=500')).body.data as Array<{ amount: number; status: string }>;
     expect(bills).toEqual(expect.arrayContaining([expect.objectContaining({ amount: 120, status: 'paid' })]));
     expect((await api.get('/webhooks')).body.data).toEqual([expect.objectContaining({ topic: 'invoice_paid', endpoint_url: 'https://hooks.example/billing' })]);
+  });
+
+  it('the snapshot export of docs/snapshots.md loads with --fixtures FILE: its objects, its masked secret and its due job', async () => {
+    const exported = JSON.parse(read('examples/fixtures/after-setup.snapshot.json'));
+    const sb = await setup({ fixtures: join(ROOT, 'examples/fixtures/after-setup.snapshot.json') });
+    const api = sb.as(await sb.token());
+    expect((await api.get('/customers')).body.data).toEqual([expect.objectContaining({ id: exported.collections.customers.items[0].id, name: 'Acme Corp' })]);
+    expect((await api.get('/webhooks')).body.data).toEqual([expect.objectContaining({ topic: 'invoice_paid', secret_last_4_digits: '5678' })]);
+    const [invoice] = (await api.get('/invoices')).body.data;
+    await sb.http.post('/_sandbox/clock/advance').send({ to: '2030-02-01T06:00:00Z' }).expect(200);
+    expect((await api.get(`/invoices/${invoice.id}`)).body.status).toBe('OVERDUE');
+    // The same document imports through the control plane too.
+    expect((await sb.http.post('/_sandbox/snapshots').send({ document: exported })).status).toBe(201);
   });
 
   it('the accounting sync of docs/api-coverage.md creates its four items, linked by position', async () => {

@@ -1,5 +1,6 @@
 // The programmatic API: startSandbox() on a free port and its helpers (token, reset, advanceClock,
-// loadScenario, clearScenarios, close), exercised over real HTTP as a partner's test runner would.
+// loadScenario, clearScenarios, saveSnapshot, restoreSnapshot, close), exercised over real HTTP as a
+// partner's test runner would.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
 import { SandboxRequestError, startSandbox, type RunningSandbox } from '../src/index.js';
@@ -123,6 +124,22 @@ describe('startSandbox', () => {
     // A bad document is refused with 400 naming the field.
     const bad = await sb.loadScenario({ name: 'bad', rules: [{ match: {}, respond: { status: 99 } }] }).catch((e: unknown) => e);
     expect(bad).toMatchObject({ status: 400, body: { validation_errors: expect.any(Object) } });
+  });
+
+  it('saveSnapshot() keeps an account (replacing one of that name) and restoreSnapshot() brings it back, into either account', async () => {
+    await sb.reset();
+    const token = await sb.token();
+    const made = (await call('POST', '/customers', token, { name: 'Snapshotted' })).body;
+    const saved = await sb.saveSnapshot('programmatic');
+    expect(saved).toEqual({ bytes: expect.any(Number), counts: { customers: 1, events: 1 } });
+    expect((await sb.saveSnapshot('programmatic')).counts).toEqual(saved.counts);
+    await call('POST', '/customers', token, { name: 'After' });
+    await sb.restoreSnapshot('programmatic');
+    expect((await call('GET', '/customers', token)).body.data.map((c: { id: string }) => c.id)).toEqual([made.id]);
+    await sb.restoreSnapshot('programmatic', { environment: 'demo' });
+    expect((await call('GET', '/demo/customers', await sb.token('demo'))).body.data.map((c: { id: string }) => c.id)).toEqual([made.id]);
+    const missing = await sb.restoreSnapshot('no-such-snapshot').catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, body: { code: 'not_found' } });
   });
 });
 

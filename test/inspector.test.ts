@@ -3,9 +3,11 @@
 // counters, who may name which account, no secret in any answer), then the page itself in headless
 // Chromium (playwright-core with Debian's chromium; skipped with a message when it is absent):
 // a customer appears without reloading, an advance from the page turns an invoice OVERDUE, a failing
-// receiver's attempts arrive and the queue is resumed from the page, a bad scenario names its field,
-// ids read on one line at 1280 pixels, the header clock ticks, and the page is ready at `load`.
-// INSPECTOR_SCREENSHOTS=1 also writes docs/inspector-wide.png and docs/inspector-narrow.png.
+// receiver's attempts arrive and the queue is resumed from the page, a bad scenario names its field, a
+// snapshot is saved, refused (its field named), exported and restored from the Snapshots tab, ids
+// read on one line at 1280 pixels, the header clock ticks, and the page is ready at `load`.
+// INSPECTOR_SCREENSHOTS=1 also writes docs/inspector-wide.png, docs/inspector-narrow.png and
+// docs/inspector-snapshots.png.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -338,6 +340,40 @@ browserDescribe('the inspector in headless Chromium', () => {
     await page.fill('#scenario-text', '{"name": "page scenario", "rules": [{"match": {"operation": "listVendors"}, "times": 1, "respond": {"status": 503}}]}');
     await page.click('#load-scenario button[type=submit]');
     await until(() => page.locator('#scenarios').textContent(), (t) => Boolean(t?.includes('page scenario')));
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('saves the account as a snapshot from the Snapshots tab, names a refused field beside the form, exports it and restores it', async () => {
+    const a = await api();
+    await page.click('.tabs [data-tab="snapshots"]');
+    await page.locator('#snapshots td.empty').waitFor();
+    await page.fill('#snapshot-name', 'page-snap');
+    await page.click('#save-snapshot button[type=submit]');
+    const row = page.locator('#snapshots tr[data-name="page-snap"]');
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toContain('ptn_default:production');
+    // The same name again, without "replace": the page names the field the sandbox refused.
+    await page.fill('#snapshot-name', 'page-snap');
+    await page.click('#save-snapshot button[type=submit]');
+    await page.locator('#snapshot-errors li[data-field="name"]').waitFor();
+    if (process.env.INSPECTOR_SCREENSHOTS) await page.screenshot({ path: 'docs/inspector-snapshots.png', fullPage: false });
+    const [download] = await Promise.all([page.waitForEvent('download'), row.locator('button', { hasText: 'Export' }).click()]);
+    const exported = JSON.parse(await new Promise<string>((resolve, reject) => {
+      void download.createReadStream().then((stream) => {
+        let text = '';
+        stream.on('data', (chunk: Buffer) => { text += chunk; });
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
+      }, reject);
+    }));
+    expect(exported).toMatchObject({ format: 'billing-sandbox-snapshot', name: 'page-snap', redacted: true });
+    // Made after the save: gone once the snapshot is restored from the page.
+    const later = (await a.post('/customers', { name: 'Made After The Snapshot' })).body;
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row.locator('button[data-action="restore"]').click();
+    await until(() => page.locator('#notice').textContent(), (t) => Boolean(t?.includes('Restored page-snap')));
+    const token = await sb.token();
+    expect((await request(origin).get(`/customers/${later.id}`).set('Authorization', `Bearer ${token}`)).status).toBe(404);
     expect(pageErrors).toEqual([]);
   });
 

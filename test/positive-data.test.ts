@@ -128,6 +128,11 @@ async function payment(w: World, settle: boolean): Promise<string> {
   return paid.id;
 }
 
+/** The account saved as a snapshot; its name. */
+async function snapshot(w: World): Promise<string> {
+  return (await must(w.ctl('post', '/snapshots', { name: 'world' }), 201)).name;
+}
+
 /** An open vendor payment (waiting for its pay date) of the first bill. */
 async function vendorPayment(w: World): Promise<string> {
   const bill = first(w, 'bill');
@@ -181,7 +186,14 @@ const PREPARE: Record<string, (w: World) => Promise<Record<string, string>>> = {
   sandboxRenameKey: async (w) => ({ client: (await must(w.ctl('post', '/partners/ptn_default/keys', { environment: 'production', name: 'spare' }), 201)).client_id }),
   sandboxRevokeKey: async (w) => ({ client: (await must(w.ctl('post', '/partners/ptn_default/keys', { environment: 'production', name: 'spare' }), 201)).client_id }),
   sandboxGetObject: async (w) => ({ '{kind}': 'customers', '{id}': first(w, 'customer') }),
-  sandboxFireEvent: async (w) => ({ invoice: first(w, 'invoice') }),
+  sandboxFireEvent: async (w) => {
+    // Its example asks for a duplicate drill, which needs a subscription of the topic to deliver to.
+    await must(w.api.post('/webhooks', { endpoint_url: 'https://hooks.world.example/paid', topic: 'invoice_paid' }), 201);
+    return { invoice: first(w, 'invoice') };
+  },
+  sandboxExportSnapshot: async (w) => ({ '{name}': await snapshot(w) }),
+  sandboxDeleteSnapshot: async (w) => ({ '{name}': await snapshot(w) }),
+  sandboxRestoreSnapshot: async (w) => ({ '{name}': await snapshot(w) }),
   checkoutAddressDetails: async (w) => {
     const found = await must(w.sb.http.post('/checkout/address/autocomplete').set('Authorization', `Bearer ${w.checkout}`).send({ q: '100 Main', country: 'US' }), 200);
     return { address: found.data?.[0]?.id ?? found.suggestions?.[0]?.id ?? found[0]?.id };

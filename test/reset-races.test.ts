@@ -254,6 +254,8 @@ describe('every async handler is raced above, or is not bound to an account', ()
       createToken: 'not bound to account data: the key and the token generation are read before the await, and a reset keeps keys',
       sandboxListRequests: 'reads the in-memory journal, which skips requests of replaced accounts',
       sandboxClearRequests: 'clears the in-memory journal of the account id, which skips requests of replaced accounts',
+      sandboxSaveSnapshot: 'reads the account in one synchronous step before its await (the snapshot file) and writes no account data',
+      sandboxDeleteSnapshot: 'writes no account data: removes a snapshot of the partner (and its file)',
     };
     const async = FEATURES.flatMap((feature) => Object.entries({ ...feature.handlers, ...feature.control }))
       .filter(([, handler]) => (handler as () => unknown).constructor.name === 'AsyncFunction')

@@ -102,6 +102,21 @@ describe('webhook history retention', () => {
     expect(await attemptLog()).toEqual([]);
   });
 
+  it('applies the age as a clock advance ends, so that reading the history afterwards writes nothing', async () => {
+    w = await webhookSandbox();
+    await w.subscribe('customer_created');
+    await customer('Old');
+    await w.settle();
+    const account = w.sb.deps.store.account('ptn_default', 'production');
+    await w.sb.advance((LIMITS.webhookHistoryDays + 1) * DAY).expect(200);
+    expect([deliveries(account).size, eventLog(account).size, attempts(account).size]).toEqual([0, 0, 0]);
+    await w.fresh();
+    const changes = w.sb.deps.store.changeCount;
+    expect(await history()).toEqual([]);
+    expect(await attemptLog()).toEqual([]);
+    expect(w.sb.deps.store.changeCount).toBe(changes);
+  });
+
   it('past the count, drops the oldest down to a sixteenth below it at once, settled deliveries, events and attempts alike', async () => {
     w = await webhookSandbox();
     lowerLimit('webhookHistoryEntries', 32);

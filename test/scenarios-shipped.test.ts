@@ -105,6 +105,66 @@ describe('shipped scenarios', () => {
     });
   });
 
+  describe('duplicate deliveries and receiver secret check', () => {
+    let w: WebhookSandbox | undefined;
+    afterEach(async () => {
+      await w?.close();
+      w = undefined;
+    });
+
+    it('duplicate deliveries: every event comes twice in a row, the second event three times (a time-out after delivery); a deduplicating receiver processes each once', async () => {
+      w = await webhookSandbox();
+      await loadShipped(w.sb, 'duplicate-deliveries');
+      await w.subscribe('customer_created');
+      // The partner's receiver: processes an event once, acknowledges every copy with 200.
+      const processed: string[] = [];
+      w.receiver.respondWith((d) => {
+        if (!processed.includes(d.idempotency_key)) processed.push(d.idempotency_key);
+        return 200;
+      });
+      const ids = [];
+      for (const name of ['One', 'Two', 'Three']) ids.push((await w.api.post('/customers', { name })).body.id);
+      await w.settle();
+      expect(w.receiver.deliveries.map((d) => d.entity_id)).toEqual([ids[0], ids[0], ids[1]]);
+      await w.sb.advance(90).expect(200);
+      expect(w.receiver.deliveries.map((d) => d.entity_id)).toEqual([ids[0], ids[0], ids[1], ids[1], ids[1], ids[2], ids[2]]);
+      expect([...w.receiver.countsByKey().values()]).toEqual([2, 3, 2]);
+      expect(processed).toHaveLength(3);
+      const attempts = (await w.sb.http.get('/_sandbox/webhooks/deliveries')).body.data.reverse();
+      expect(attempts.map((a: { drill: string | null }) => a.drill)).toEqual([
+        'duplicate_delivery', 'duplicate_delivery', 'timeout_after_delivery', 'duplicate_delivery', 'duplicate_delivery', 'duplicate_delivery', 'duplicate_delivery',
+      ]);
+      expect((await w.api.get('/webhooks/events')).body.data.map((h: { status: string; attempts: number }) => [h.status, h.attempts])).toEqual([['sent', 2], ['sent', 3], ['sent', 2]]);
+    });
+
+    it('receiver secret check: the first attempt carries a wrong bearer, a checking receiver answers 401, the retry 90 s later carries the secret; a trusting receiver is recorded as accepting a wrong secret', async () => {
+      w = await webhookSandbox();
+      await loadShipped(w.sb, 'receiver-secret-check');
+      await w.subscribe('customer_created', '/hooks', 'whsec_shipped_Secret42');
+      w.receiver.respondWith((d) => (d.secret === 'whsec_shipped_Secret42' ? 200 : 401));
+      const first = (await w.api.post('/customers', { name: 'Checked' })).body.id;
+      const second = (await w.api.post('/customers', { name: 'Later' })).body.id;
+      await w.settle();
+      expect(w.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[first, 401]]);
+      expect(w.receiver.deliveries[0].secret).toMatch(/^[a-z]{5}_[a-z]{7}_[A-Z][a-z]{5}[0-9]{2}$/);
+      await w.sb.advance(90).expect(200);
+      expect(w.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[first, 401], [first, 200], [second, 200]]);
+
+      // The same drill against a receiver that does not check: its 200 is a failed attempt, said so.
+      const trusting = await webhookSandbox();
+      try {
+        await loadShipped(trusting.sb, 'receiver-secret-check');
+        await trusting.subscribe('customer_created', '/hooks', 'whsec_shipped_Secret42');
+        await trusting.api.post('/customers', { name: 'Trusted' });
+        await trusting.settle();
+        const [attempt] = (await trusting.sb.http.get('/_sandbox/webhooks/deliveries')).body.data;
+        expect(attempt).toMatchObject({ status_code: 200, drill: 'wrong_secret', error: expect.stringMatching(/^receiver accepted a wrong secret/) });
+      } finally {
+        await trusting.close();
+      }
+    });
+  });
+
   it('flaky network: some connections are reset or closed empty, the same seed replays the same failures, and no dropped write is stored', async () => {
     async function run(seed: string) {
       const sb = await setup({ seed });

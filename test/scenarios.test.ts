@@ -1,12 +1,14 @@
 // Scenario documents through the control plane and --scenario: loading (JSON and YAML), refusal of
 // bad documents, matching, every counter and action, account scoping, and seeded replay.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { createDeps } from '../src/app.js';
 import { eventLog } from '../src/events/events.js';
-import { deliveryFault } from '../src/faults.js';
+import { deliveryDuplicates, deliveryFault } from '../src/faults.js';
+import { LIMITS } from '../src/limits.js';
+import { loadDocument } from '../src/http/openapi.js';
 import { SCENARIO_SLEEP } from '../src/scenarios/intercept.js';
 import { setup, type Api, type TestSandbox } from './helpers.js';
 import { webhookSandbox } from './webhooks-support.js';
@@ -155,6 +157,17 @@ describe('loading scenario documents', () => {
     ['a header value with a control character', { name: 'x', rules: [{ match: { method: 'GET' }, respond: { status: 503, headers: { 'X-Bell': 'a\u0007' } } }] }, 'rules[0].respond.headers.X-Bell'],
     ['an empty topic list', { name: 'x', rules: [{ match: { topic: [] }, fail_delivery: { status: 503 } }] }, 'rules[0].match.topic'],
     ['a topic list with an unknown topic', { name: 'x', rules: [{ match: { topic: ['invoice_paid', 'unicorn_born'] }, fail_delivery: { status: 503 } }] }, 'rules[0].match.topic'],
+    ['duplicate_delivery of 0 copies', { name: 'x', rules: [{ match: { topic: 'invoice_paid' }, duplicate_delivery: { count: 0 } }] }, 'rules[0].duplicate_delivery.count'],
+    ['duplicate_delivery past the cap', { name: 'x', rules: [{ match: { topic: 'invoice_paid' }, duplicate_delivery: { count: LIMITS.webhookDuplicateCopies + 1 } }] }, 'rules[0].duplicate_delivery.count'],
+    ['duplicate_delivery of a fraction', { name: 'x', rules: [{ match: { topic: 'invoice_paid' }, duplicate_delivery: { count: 1.5 } }] }, 'rules[0].duplicate_delivery.count'],
+    ['duplicate_delivery without a count', { name: 'x', rules: [{ match: { topic: 'invoice_paid' }, duplicate_delivery: {} }] }, 'rules[0].duplicate_delivery.count'],
+    ['duplicate_delivery with an unknown field', { name: 'x', rules: [{ match: { topic: 'invoice_paid' }, duplicate_delivery: { count: 1, delay_ms: 5 } }] }, 'rules[0].duplicate_delivery.delay_ms'],
+    ['duplicate_delivery without a topic', { name: 'x', rules: [{ match: { operation: 'listCustomers' }, duplicate_delivery: { count: 1 } }] }, 'rules[0].duplicate_delivery'],
+    ['timeout_after_delivery: false', { name: 'x', rules: [{ match: { topic: 'invoice_paid' }, timeout_after_delivery: false }] }, 'rules[0].timeout_after_delivery'],
+    ['timeout_after_delivery without a topic', { name: 'x', rules: [{ match: {}, timeout_after_delivery: true }] }, 'rules[0].timeout_after_delivery'],
+    ['wrong_secret as a string', { name: 'x', rules: [{ match: { topic: '*' }, wrong_secret: 'yes' }] }, 'rules[0].wrong_secret'],
+    ['wrong_secret without a topic', { name: 'x', rules: [{ match: { method: 'POST' }, wrong_secret: true }] }, 'rules[0].wrong_secret'],
+    ['two delivery actions', { name: 'x', rules: [{ match: { topic: '*' }, wrong_secret: true, duplicate_delivery: { count: 1 } }] }, 'rules[0]'],
   ];
   it.each(bad)('refuses %s with 400 naming the field, and loads nothing', async (_what, doc, field) => {
     const res = await load(doc);
@@ -338,6 +351,75 @@ describe('actions', () => {
     expect(attempt('customer_created')).toBeUndefined();
     // Topic rules never touch API requests.
     expect((await api.get('/customers')).status).toBe(200);
+  });
+});
+
+describe('the delivery drills in the engine', () => {
+  it('attempts meet fail_delivery, timeout_after_delivery and wrong_secret (the first that fires decides); duplicate rules count deliveries apart', async () => {
+    await load({ name: 'drills', rules: [
+      { match: { topic: 'invoice_paid' }, nth: 1, wrong_secret: true },
+      { match: { topic: 'invoice_paid' }, times: 2, timeout_after_delivery: true },
+      { match: { topic: '*' }, from: 4, fail_delivery: { status: 502 } },
+      { match: { topic: ['invoice_paid', 'payout_paid'] }, nth: 2, duplicate_delivery: { count: 3 } },
+    ] }).expect(201);
+    const account = sb.deps.store.account('ptn_default', 'production');
+    const facts = (topic: string) => ({ topic, url: 'https://hooks.test/x', event_id: 'evt_1' });
+    const attempt = (topic: string) => deliveryFault(sb.deps, account, facts(topic));
+    expect(['invoice_paid', 'invoice_paid', 'invoice_paid', 'invoice_paid', 'payout_paid'].map(attempt)).toEqual([
+      { drill: 'wrong_secret' }, { drill: 'timeout_after_delivery' }, { drill: 'timeout_after_delivery' }, { status: 502 }, { status: 502 },
+    ]);
+    const delivered = (topic: string) => deliveryDuplicates(sb.deps, account, facts(topic));
+    expect(['payout_paid', 'customer_created', 'invoice_paid', 'invoice_paid'].map(delivered)).toEqual([0, 0, 3, 0]);
+    const counters = (await sb.http.get('/_sandbox/scenarios')).body.data[0].counters;
+    expect(counters).toEqual([
+      { matched: 4, fired: 1 }, { matched: 4, fired: 2 }, { matched: 5, fired: 2 }, { matched: 3, fired: 1 },
+    ]);
+  });
+});
+
+describe('the delivery drills with a probability', () => {
+  it('replay the same attempts and deliveries for the same seed, and others for another', async () => {
+    async function run(seed: string) {
+      const box = await setup({ seed: 'drill-draws' });
+      await box.http.post('/_sandbox/scenarios').send({ name: 'coin', seed, rules: [
+        { match: { topic: '*' }, probability: 0.3, wrong_secret: true },
+        { match: { topic: '*' }, probability: 0.3, timeout_after_delivery: true },
+        { match: { topic: '*' }, probability: 0.5, duplicate_delivery: { count: 1 } },
+      ] }).expect(201);
+      const account = box.deps.store.account('ptn_default', 'production');
+      const facts = { topic: 'invoice_paid', url: 'https://hooks.test/x', event_id: 'evt_1' };
+      const attempts = Array.from({ length: 40 }, () => JSON.stringify(deliveryFault(box.deps, account, facts) ?? null));
+      const copies = Array.from({ length: 40 }, () => deliveryDuplicates(box.deps, account, facts));
+      return { attempts, copies };
+    }
+    const a = await run('drill-1');
+    expect(await run('drill-1')).toEqual(a);
+    expect(await run('drill-2')).not.toEqual(a);
+    const count = (value: string) => a.attempts.filter((x) => x === value).length;
+    expect(count('{"drill":"wrong_secret"}')).toBeGreaterThan(4);
+    expect(count('{"drill":"timeout_after_delivery"}')).toBeGreaterThan(2);
+    expect(count('null')).toBeGreaterThan(10);
+    expect(a.copies.filter((n) => n === 1).length).toBeGreaterThan(10);
+    expect(a.copies.filter((n) => n === 0).length).toBeGreaterThan(10);
+  });
+});
+
+describe('the scenario schemas', () => {
+  const ruleSchema = () => JSON.parse(readFileSync(new URL('../src/scenarios/scenario.schema.json', import.meta.url), 'utf8')).$defs;
+
+  it('caps duplicate_delivery.count at the limit the queue and POST /_sandbox/events apply', () => {
+    const { duplicateDelivery } = ruleSchema();
+    expect(duplicateDelivery.properties.count).toMatchObject({ minimum: 1, maximum: LIMITS.webhookDuplicateCopies });
+    const fire = loadDocument('control-plane').document.components?.schemas?.FireEventInput as { properties: Record<string, { maximum?: number }> };
+    expect(fire.properties.duplicate.maximum).toBe(LIMITS.webhookDuplicateCopies);
+  });
+
+  it('the control-plane document describes every field and action of a rule, and the cap in words', () => {
+    const schemas = loadDocument('control-plane').document.components?.schemas as Record<string, { properties: Record<string, { description?: string; properties?: Record<string, { description?: string }> }> }>;
+    const described = schemas.ScenarioRule.properties;
+    expect(Object.keys(described).sort()).toEqual(Object.keys(ruleSchema().rule.properties).sort());
+    expect(described.duplicate_delivery.properties?.count.description).toContain(`1 to ${LIMITS.webhookDuplicateCopies}`);
+    for (const action of ['duplicate_delivery', 'timeout_after_delivery', 'wrong_secret']) expect(described[action].description).toMatch(/Counts (attempts|deliveries)/);
   });
 });
 

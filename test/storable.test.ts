@@ -441,8 +441,15 @@ describe('odd numerals', () => {
 
 describe('headers a scenario cannot set', () => {
   const schemaPattern = () => (JSON.parse(readFileSync('src/scenarios/scenario.schema.json', 'utf8')) as { $defs: { respond: { properties: { headers: { propertyNames: { not: { pattern: string; description: string } } } } } } }).$defs.respond.properties.headers.propertyNames.not;
-  const documentPattern = () => (loadDocument('control-plane').document.components?.schemas?.ScenarioRespond as unknown as { properties: { headers: { propertyNames: { not: { pattern: string; description: string } } } } })
-    .properties.headers.propertyNames.not;
+  /** The rule as the control-plane document states it: ScenarioDocument's rules are ScenarioRule items, whose respond is ScenarioRespond. */
+  const documentPattern = () => {
+    const schemas = loadDocument('control-plane').document.components?.schemas as unknown as {
+      ScenarioDocument: { properties: { rules: { items: { $ref: string } } } };
+      ScenarioRespond: { properties: { headers: { propertyNames: { not: { pattern: string; description: string } } } } };
+    };
+    expect(schemas.ScenarioDocument.properties.rules.items.$ref).toBe('#/components/schemas/ScenarioRule');
+    return schemas.ScenarioRespond.properties.headers.propertyNames.not;
+  };
 
   it('are the same rule in scenario.schema.json and the control-plane document, and it refuses exactly the framing and hop-by-hop names in any case', () => {
     expect(documentPattern()).toEqual(schemaPattern());
@@ -495,7 +502,7 @@ describe('fixture files at the door', () => {
       await expect(createDeps({ fixtures: deep, logLevel: 'silent' })).rejects.toThrow(/customers\[0\]\.users\[0\] nests deeper than 64 levels/);
       const big = join(dir, 'big.json');
       writeFileSync(big, JSON.stringify({ name: 'big', description: 'x'.repeat(LIMITS.fixtureBytes) }));
-      await expect(createDeps({ fixtures: big, logLevel: 'silent' })).rejects.toThrow(/more than 10 MB/);
+      await expect(createDeps({ fixtures: big, logLevel: 'silent' })).rejects.toThrow(/past 10 MB/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -17,6 +17,8 @@ const { id } = await sandbox.loadScenario({
   rules: [{ match: { operation: 'listCustomers' }, nth: 2, respond: { status: 429 } }],
 });                                   // an object, or JSON/YAML text; { token } / { environment } selects the account
 const removed = await sandbox.clearScenarios();               // that account's scenarios removed; resolves to how many
+const saved = await sandbox.saveSnapshot('after-setup');      // the account kept as a snapshot of its partner: { bytes, counts }
+await sandbox.restoreSnapshot('after-setup');                 // the account put back as saved (before each test, say)
 const refused = await sandbox.reset({ token: 'not-a-token' }).catch((e) => e instanceof SandboxRequestError && e.status); // 401
 await sandbox.reset();                // everything back to the start state; reset({ token }) one account only
 await sandbox.close();                // in-flight requests finish, the data file is flushed; safe to call twice
@@ -29,5 +31,6 @@ test('each helper answered what the docs say', () => {
   expect(Date.parse(now) - Date.now()).toBeGreaterThan(3_500_000);
   expect(id).toEqual(expect.any(String));
   expect(removed).toBe(1);
+  expect(saved.counts.customers).toBeGreaterThan(0);
   expect(refused).toBe(401);
 });

@@ -19,10 +19,13 @@ function text(value: unknown): string {
 }
 
 function deliveryStatus(out: Output, d: Record<string, unknown>): string {
-  const attempt = `attempt ${text(d.attempt)}`;
+  // A drill names itself: a copy of a delivered event, a wrong secret, an answer counted as a time-out.
+  const copy = d.drill === 'duplicate_delivery' && d.duplicate_of;
+  const attempt = `attempt ${text(d.attempt)}${copy ? ', duplicate' : d.drill ? `, drill ${text(d.drill)}` : ''}`;
   if (d.delivered) return out.colors.green(`${text(d.status_code)} delivered (${attempt})`);
   const why = text(d.error ?? `${text(d.status_code)}`);
-  const next = d.next_attempt_at ? `, next ${text(d.next_attempt_at)}` : ', no retry left: queue paused';
+  // A refused copy is not retried, and the queue goes on: the event was delivered already.
+  const next = d.next_attempt_at ? `, next ${text(d.next_attempt_at)}` : copy ? '' : ', no retry left: queue paused';
   return out.colors.red(`failed: ${why} (${attempt}${next})`);
 }
 

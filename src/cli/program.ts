@@ -11,6 +11,7 @@ import { Output } from './output.js';
 import { requestsCommand } from './requests.js';
 import { resetCommand } from './reset.js';
 import { scenarioCommand } from './scenario.js';
+import { snapshotCommand } from './snapshot.js';
 import { parityCommand } from '../parity/command.js';
 import { environmentConfig, serve, serveCommand, withServeOptions, type ServeFlags, type ServeHooks } from './serve.js';
 import { triggerCommand } from './trigger.js';
@@ -27,6 +28,7 @@ export const COMMANDS: Array<(hooks: ServeHooks) => Command> = [
   requestsCommand,
   resetCommand,
   scenarioCommand,
+  snapshotCommand,
   () => parityCommand(),
 ];
 

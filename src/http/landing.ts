@@ -15,14 +15,15 @@ export const INSPECTOR_PATH = '/_sandbox/ui';
 /** The reference pages (docs/*.md in the repository), as the README's Documentation table lists them. */
 export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: string }> = [
   { file: 'inspector.md', title: 'Web inspector', covers: '/_sandbox/ui: every account\'s objects, events, deliveries and journal, live; the clock and scenarios' },
-  { file: 'command-line.md', title: 'Command line', covers: 'clock, trigger, listen --forward-to, requests --follow, reset, scenario' },
+  { file: 'command-line.md', title: 'Command line', covers: 'clock, trigger, listen --forward-to, requests --follow, reset, scenario, snapshot' },
   { file: 'parity.md', title: 'Check the sandbox against the real service', covers: 'billing-sandbox parity: the black-box suite you can run against the real demo environment too' },
   { file: 'running.md', title: 'Running it from your project', covers: 'Docker, Compose, CI service containers, npx, Jest/Vitest, programmatic use, logs' },
   { file: 'api-coverage.md', title: 'API coverage', covers: 'every operation, its rules and the sandbox\'s behaviour' },
-  { file: 'control-plane.md', title: 'Control plane', covers: '/_sandbox: reset, partners and keys, clock, simulations' },
+  { file: 'control-plane.md', title: 'Control plane', covers: '/_sandbox: reset, partners and keys, clock, simulations, snapshots' },
   { file: 'clock.md', title: 'The clock', covers: 'the per-account virtual clock and what falls due' },
   { file: 'webhooks.md', title: 'Webhooks', covers: 'subscriptions, ordered delivery, retries, a receiver for your tests' },
   { file: 'scenarios.md', title: 'Scenarios', covers: 'forced responses, scenario documents, the request journal, fixtures' },
+  { file: 'snapshots.md', title: 'Account snapshots', covers: 'save an account once, restore it before each test; export, import, load one at start (--fixtures or startSandbox({ fixtures }))' },
   { file: 'test-values.md', title: 'Test values', covers: 'magic inputs that make money paths fail' },
   { file: 'performance.md', title: 'Performance', covers: 'benchmark figures and how to rerun them' },
   { file: 'reliability.md', title: 'Reliability', covers: 'fuzzing, isolation, kill -9, webhook chaos and soak harnesses, and their figures' },

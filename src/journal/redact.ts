@@ -25,7 +25,7 @@ const SECRET_FIELD = /secret|password|passwd|cvv|cvc|account_number|card_number|
 const SHOWN_PART_OF_SECRET = /(^|_)(last_?4(_digits)?|mask)$/i;
 
 /** The field's value is a secret: masked in every journal entry. */
-const isSecretField = (name: string) => SECRET_FIELD.test(name) && !SHOWN_PART_OF_SECRET.test(name);
+export const isSecretField = (name: string) => SECRET_FIELD.test(name) && !SHOWN_PART_OF_SECRET.test(name);
 
 /** Strings longer than this are cut (a PDF in base64 would otherwise fill the journal). */
 export const MAX_STRING = LIMITS.journalStringChars;

@@ -34,8 +34,8 @@ export interface RespondAction {
   body?: unknown;
 }
 
-/** The fault a delivery attempt takes: the same shape webhook delivery honours (src/faults.ts). */
-export type FailDelivery = DeliveryFault;
+/** The fault a delivery attempt takes: of the shapes webhook delivery honours (src/faults.ts), the ones sending nothing. */
+export type FailDelivery = Exclude<DeliveryFault, { drill: unknown }>;
 
 export interface ScenarioRule {
   match: RuleMatch;
@@ -47,6 +47,20 @@ export interface ScenarioRule {
   delay_ms?: number;
   drop?: 'reset' | 'empty';
   fail_delivery?: FailDelivery;
+  /** After the event is delivered, send it `count` more times before the next event (counts deliveries). */
+  duplicate_delivery?: { count: number };
+  /** Send the attempt; whatever the receiver answers, count it as a time-out (counts attempts). */
+  timeout_after_delivery?: true;
+  /** Send the attempt with a wrong bearer; whatever the receiver answers, count it as failed (counts attempts). */
+  wrong_secret?: true;
+}
+
+/** The actions that act on webhook deliveries: a rule with one of them needs match.topic, and a topic rule needs one. */
+export const DELIVERY_ACTIONS = ['fail_delivery', 'duplicate_delivery', 'timeout_after_delivery', 'wrong_secret'] as const;
+
+/** The delivery action a rule carries, if any. */
+export function deliveryAction(rule: ScenarioRule): (typeof DELIVERY_ACTIONS)[number] | undefined {
+  return DELIVERY_ACTIONS.find((action) => rule[action] !== undefined);
 }
 
 export interface ScenarioDocument {
@@ -104,7 +118,7 @@ export const FRAMING_HEADERS = [
   'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade',
 ] as const;
 
-const ACTIONS = 'respond, delay_ms, drop or fail_delivery';
+const ACTIONS = `respond, delay_ms or drop (requests), or ${DELIVERY_ACTIONS.slice(0, -1).join(', ')} or ${DELIVERY_ACTIONS.at(-1)} (webhook deliveries)`;
 const TOPIC = 'must be a webhook topic, "*" (every topic) or a non-empty list of distinct topics';
 const HEADER_NAME = "is not a valid header name: an RFC 7230 token (letters, digits and !#$%&'*+-.^_`|~)";
 const HEADER_VALUE = 'must be visible ASCII, spaces and tabs (no CR, LF or other control characters)';
@@ -173,11 +187,12 @@ export function parseScenario(input: unknown): ScenarioDocument {
     if (match.topic !== undefined) {
       if (match.operation !== undefined || match.method !== undefined || match.path !== undefined || match.header !== undefined) {
         problems[`${at}.match.topic`] = 'cannot be combined with operation, method, path or header: a topic rule acts on webhook deliveries';
-      } else if (!rule.fail_delivery) {
-        problems[`${at}.match.topic`] = 'a topic rule acts on webhook deliveries: its action must be fail_delivery';
+      } else if (!deliveryAction(rule)) {
+        problems[`${at}.match.topic`] = `a topic rule acts on webhook deliveries: its action must be ${DELIVERY_ACTIONS.join(', ')}`;
       }
-    } else if (rule.fail_delivery) {
-      problems[`${at}.fail_delivery`] = 'acts on webhook deliveries: the rule needs match.topic';
+    } else {
+      const action = deliveryAction(rule);
+      if (action) problems[`${at}.${action}`] = 'acts on webhook deliveries: the rule needs match.topic';
     }
     if (rule.nth !== undefined && rule.from !== undefined) problems[`${at}.from`] = 'cannot be combined with nth';
     // Without a body, only a status the operation documents (a success one needs its example): refuse

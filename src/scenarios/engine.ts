@@ -155,8 +155,10 @@ export class ScenarioEngine {
   /** Each rule's counters on this account, read without creating them (zeros for a rule not yet matched). */
   countersOf(account: Account, scenario: LoadedScenario): RuleCounter[] {
     const stored = ruleCounters(account).get(scenario.id);
-    // Counters are made for every rule at once, and a loaded document never changes.
-    return stored ? stored.map(({ matched, fired }) => ({ matched, fired })) : scenario.document.rules.map(() => ({ matched: 0, fired: 0 }));
+    // Counters are made for every rule at once, and a loaded document never changes; one per rule all
+    // the same, so that counters an imported snapshot brought for a document of another length never
+    // leave a rule without one.
+    return scenario.document.rules.map((_, i) => (stored?.[i] ? { matched: stored[i].matched, fired: stored[i].fired } : { matched: 0, fired: 0 }));
   }
 
   /** Global scenarios first (loaded at start), then the account's own, oldest first. */
@@ -231,17 +233,43 @@ export class ScenarioEngine {
   }
 
   /**
-   * The fault a webhook attempt of `topic` meets, if a topic rule fires for it. A rule matching several
-   * topics has one set of counters: `times: 6` is six attempts in all, whatever their topics.
+   * What a webhook attempt of `topic` meets, if a topic rule acting on attempts fires for it
+   * (fail_delivery, timeout_after_delivery, wrong_secret; the first that fires decides). A rule
+   * matching several topics has one set of counters: `times: 6` is six attempts in all, whatever
+   * their topics. Copies sent by a duplicate drill are not attempts of the queue: never asked here.
    */
   deliveryFault(account: Account, attempt: { topic: string }): DeliveryFault | undefined {
+    if (this.none(account)) return undefined;
     let fault: DeliveryFault | undefined;
-    this.walk(account, (rule) => topicMatches(rule, attempt.topic), (rule) => {
-      if (fault || !rule.fail_delivery) return false;
-      fault = 'timeout' in rule.fail_delivery ? { timeout: true } : { status: rule.fail_delivery.status };
-      return true;
+    this.walk(account, (rule) => rule.duplicate_delivery === undefined && topicMatches(rule, attempt.topic), (rule) => {
+      if (fault) return false;
+      if (rule.fail_delivery) fault = 'timeout' in rule.fail_delivery ? { timeout: true } : { status: rule.fail_delivery.status };
+      else if (rule.timeout_after_delivery) fault = { drill: 'timeout_after_delivery' };
+      else if (rule.wrong_secret) fault = { drill: 'wrong_secret' };
+      return fault !== undefined;
     });
     return fault;
+  }
+
+  /**
+   * How many copies of an event to send after an attempt of `topic` delivered it: the count of the
+   * first duplicate_delivery rule that fires. These rules count deliveries (events delivered), not
+   * attempts, so `nth: 2` duplicates the second event delivered, however many attempts each took.
+   */
+  deliveryDuplicates(account: Account, delivery: { topic: string }): number | undefined {
+    if (this.none(account)) return undefined;
+    let count: number | undefined;
+    this.walk(account, (rule) => rule.duplicate_delivery !== undefined && topicMatches(rule, delivery.topic), (rule) => {
+      if (count !== undefined || !rule.duplicate_delivery) return false;
+      count = rule.duplicate_delivery.count;
+      return true;
+    });
+    return count;
+  }
+
+  /** No scenario applies to the account: every delivery attempt asks, and then opens no unit of work. */
+  private none(account: Account): boolean {
+    return !this.globals.length && !this.own(account).length;
   }
 
   /** Visit every matching rule in order, counting the match; `act` says whether an eligible rule acted. */

@@ -23,6 +23,11 @@ export function registerIndexedFields(collection: string, fields: readonly strin
   indexedFields.set(collection, fields);
 }
 
+/** Whether a module defines a collection of this name (an imported snapshot holds only those). */
+export function isDefinedCollection(collection: string): boolean {
+  return indexedFields.has(collection);
+}
+
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;

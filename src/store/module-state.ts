@@ -199,28 +199,45 @@ export function retireStateKeys(accounts: Iterable<Account>): void {
   }
 }
 
+/** Each declared key's compiled schema, made on first use. */
+let ajv: Ajv2020 | undefined;
+const validators = new Map<string, ReturnType<Ajv2020['compile']>>();
+
+/**
+ * The first problem of each module state value that a module declares and that does not match its
+ * schema, as [key, path, message]; keys no module declares are not checked.
+ */
+export function stateProblems(state: Record<string, unknown>): Array<[key: string, path: string, message: string]> {
+  const problems: Array<[string, string, string]> = [];
+  for (const [key, value] of Object.entries(state)) {
+    const schema = declared.get(key);
+    if (!schema) continue;
+    let validate = validators.get(key);
+    if (!validate) {
+      ajv ??= new Ajv2020({ allErrors: false, strict: false });
+      validate = ajv.compile(schema);
+      validators.set(key, validate);
+    }
+    if (validate(value)) continue;
+    const error = validate.errors?.[0];
+    problems.push([key, error?.instancePath ?? '', error?.message ?? 'does not match its schema']);
+  }
+  return problems;
+}
+
+/** Whether a module declares state under `key` (a snapshot carries only declared keys). */
+export function isDeclaredState(key: string): boolean {
+  return declared.has(key);
+}
+
 /**
  * At start on a data file: every stored module state that a module declares matches its schema. Answers
  * the problems (empty: all match), each naming the account, the key and the field.
  */
 export function checkStoredState(accounts: Iterable<Account>): string[] {
   const problems: string[] = [];
-  let ajv: Ajv2020 | undefined;
-  const validators = new Map<string, ReturnType<Ajv2020['compile']>>();
   for (const account of accounts) {
-    for (const [key, value] of Object.entries(account.data.state)) {
-      const schema = declared.get(key);
-      if (!schema) continue;
-      let validate = validators.get(key);
-      if (!validate) {
-        ajv ??= new Ajv2020({ allErrors: false, strict: false });
-        validate = ajv.compile(schema);
-        validators.set(key, validate);
-      }
-      if (validate(value)) continue;
-      const error = validate.errors?.[0];
-      problems.push(`account ${account.id}, state ${key}${error?.instancePath ?? ''}: ${error?.message ?? 'does not match its schema'}`);
-    }
+    for (const [key, path, message] of stateProblems(account.data.state)) problems.push(`account ${account.id}, state ${key}${path}: ${message}`);
   }
   return problems;
 }

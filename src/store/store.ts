@@ -338,7 +338,7 @@ export interface StoreOptions {
 export interface StoreEvents {
   /** An account was first reached in this process. */
   accountOpened: [Account];
-  /** An account went back to empty: the new Account, and the one it replaced (retired). */
+  /** An account's data was replaced, by empty data (a reset) or a snapshot's (a restore): the new Account, and the one it replaced (retired). */
   accountReset: [Account, Account];
   /** Everything went back to the start state (resetAll), before its steps run. */
   storeReset: [];
@@ -509,23 +509,48 @@ export class Store {
    * writes nothing there, and nothing of it reaches the data file.
    */
   resetAccount(old: Account): Account {
+    return this.replaceAccount(old);
+  }
+
+  /**
+   * The account's data replaced by `data` (a snapshot's content, made for this account: see
+   * src/snapshots/), or by empty data when none is given (a reset): one unit of work. A new Account
+   * takes the old one's place (answered) and the old one is retired, as for a reset. With --data the
+   * replacement is logged and sealed at once (a reset, then the content as inserts, clock and
+   * counters, jobs and state), in one batch a replay applies whole or not at all. Listeners hear
+   * 'accountReset' and take up what derives from the data (webhook queues, history ledgers).
+   */
+  replaceAccount(old: Account, data?: AccountData): Account {
     old.assertCurrent();
     this.assertWritable();
-    const data = emptyAccount(old.id, old.partnerId, old.environment);
-    const fresh = new Account(data, this, this.options.realNow);
-    old.retired = 'reset';
-    this.changeCount += 1;
-    this.accounts.set(old.id, fresh);
+    if (data && (data.id !== old.id || data.partner_id !== old.partnerId || data.environment !== old.environment)) {
+      throw new Error(`replacing account ${old.id} with the data of ${data.id}`);
+    }
+    const replacement = data ?? emptyAccount(old.id, old.partnerId, old.environment);
+    const fresh = new Account(replacement, this, this.options.realNow);
     const accounts = this.db.data.accounts;
-    // An account kept aside (never stored) has nothing to empty in the file.
-    if (Object.hasOwn(accounts, old.id)) {
-      accounts[old.id] = data;
+    const stored = Object.hasOwn(accounts, old.id);
+    // An account kept aside (never stored) has nothing to empty in the file; a restore stores it.
+    if (stored || data) {
+      const previous = accounts[old.id];
+      accounts[old.id] = replacement;
       if (this.log) {
-        this.log.journal.accountReset(data);
-        this.seal(old.id);
+        this.log.journal.accountReset(replacement);
+        try {
+          this.seal(old.id);
+        } catch (error) {
+          // Nothing changed: the old data stays in place, and the old account current.
+          this.discard(old.id);
+          if (stored) accounts[old.id] = previous;
+          else delete accounts[old.id];
+          throw error instanceof UnstorableValue ? unstorableError(error) : error;
+        }
         this.noted();
       }
     }
+    old.retired = 'reset';
+    this.changeCount += 1;
+    this.accounts.set(old.id, fresh);
     this.events.emit('accountReset', fresh, old);
     return fresh;
   }

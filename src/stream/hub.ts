@@ -224,6 +224,8 @@ export class StreamHub {
       at: attempt.at,
       duration_ms: attempt.duration_ms,
       next_attempt_at: attempt.next_attempt_at,
+      drill: attempt.drill ?? null,
+      duplicate_of: attempt.duplicate_of ?? null,
     };
   }
 

@@ -1,5 +1,7 @@
 // Owns the webhook receiver for users' test suites: a local HTTP server that collects the sandbox's
-// deliveries, answers with a status the test chooses, and waits for a topic to arrive.
+// deliveries, answers with a status the test chooses (or 401 to a wrong secret, when it is told the
+// right one), waits for a topic to arrive, and counts deliveries per idempotency_key, so a test can
+// assert what the partner's own code did with a duplicate.
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import { http } from '../node-http.js';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +23,23 @@ export interface ReceivedWebhook {
   /** What the receiver answered. */
   status: number;
   received_at: Date;
+}
+
+/** Deliveries of one event (one idempotency_key), as the receiver got them. */
+export interface KeyCount {
+  idempotency_key: string;
+  topic: string;
+  /** How many deliveries carried the key (answered 2xx or not, unless `accepted` was asked). */
+  count: number;
+  /** Those deliveries, oldest first. */
+  deliveries: ReceivedWebhook[];
+}
+
+export interface CountOptions {
+  /** Only deliveries of this topic. */
+  topic?: string;
+  /** Only deliveries the receiver accepted (answered 2xx); default: every delivery received. */
+  accepted?: boolean;
 }
 
 /** The status to answer (default 200), fixed or decided per delivery. */
@@ -49,6 +68,10 @@ export interface WebhookReceiver {
   waitFor(topic: string, options?: WaitOptions): Promise<ReceivedWebhook>;
   /** Resolve with `count` accepted deliveries of `topic`. */
   waitForCount(topic: string, count: number, options?: Omit<WaitOptions, 'count'>): Promise<ReceivedWebhook[]>;
+  /** How many deliveries each idempotency_key had, in the order the keys first arrived (1 for an event received once). */
+  countsByKey(options?: CountOptions): Map<string, number>;
+  /** The keys delivered more than once, in the order they first arrived, each with its deliveries. */
+  duplicates(options?: CountOptions): KeyCount[];
   clear(): void;
   close(): Promise<void>;
 }
@@ -59,6 +82,12 @@ export interface ReceiverOptions {
   respond?: Responder;
   /** Bodies larger than this are refused with 413 (default 1 MB). */
   maxBodyBytes?: number;
+  /**
+   * The subscription's secret_key: a delivery whose `Authorization: Bearer` is not exactly this is
+   * answered 401 (recorded, the responder not called), as a receiver checking the secret does.
+   * Absent: every delivery goes to the responder, whatever its bearer.
+   */
+  secret?: string;
 }
 
 interface Waiter {
@@ -123,7 +152,8 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
         };
         let status = 500;
         try {
-          status = typeof responder === 'number' ? responder : await responder(received);
+          if (options.secret !== undefined && bearer !== options.secret) status = 401;
+          else status = typeof responder === 'number' ? responder : await responder(received);
         } catch {
           status = 500;
         }
@@ -152,6 +182,20 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
       notify();
     });
 
+  /** Every delivery the options keep, grouped by key in the order the keys first arrived. */
+  const byKey = (count: CountOptions = {}): KeyCount[] => {
+    const groups = new Map<string, KeyCount>();
+    for (const d of deliveries) {
+      if (count.topic !== undefined && d.topic !== count.topic) continue;
+      if (count.accepted && !(d.status >= 200 && d.status < 300)) continue;
+      let group = groups.get(d.idempotency_key);
+      if (!group) groups.set(d.idempotency_key, (group = { idempotency_key: d.idempotency_key, topic: d.topic, count: 0, deliveries: [] }));
+      group.count += 1;
+      group.deliveries.push(d);
+    }
+    return [...groups.values()];
+  };
+
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
@@ -160,6 +204,8 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
     respondWith: (next) => { responder = next; },
     waitFor: async (topic, wait = {}) => (await waitForCount(topic, wait.count ?? 1, wait)).at(-1) as ReceivedWebhook,
     waitForCount,
+    countsByKey: (count) => new Map(byKey(count).map((group) => [group.idempotency_key, group.count])),
+    duplicates: (count) => byKey(count).filter((group) => group.count > 1),
     clear: () => { deliveries.length = 0; },
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());

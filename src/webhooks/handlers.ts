@@ -53,6 +53,13 @@ export const webhooksFeature: Feature = {
       await loadEventFactories();
       return account.transaction(() => {
         const { event, made } = fireEvent(deps, account, body.topic, body.entity_id);
+        // In the unit of work that queued the event's deliveries: none of them has been sent yet.
+        if (body.duplicate !== undefined && !webhookQueue(deps).duplicateEvent(account, event, body.duplicate)) {
+          throw new ApiError(Errors.unprocessable, {
+            message: `No active subscription of ${body.topic} would receive this event, so there is nothing to duplicate; subscribe a receiver first (POST /webhooks). Nothing was fired.`,
+            validation_errors: { duplicate: `needs an active subscription of ${body.topic}` },
+          });
+        }
         return created({ ...deliveryBody(event), made });
       });
     },
@@ -63,5 +70,15 @@ export const webhooksFeature: Feature = {
     queue.install();
     // After the queue: its listener makes an event's deliveries and applies the retention first.
     new HistoryBudget(deps).install();
+    // The clock moved on: history past its age limit goes now, in a unit of work of its own, so that a
+    // read after an advance finds nothing to drop (reads still apply it: real time ages history too).
+    deps.activity.on('clock', (account) => {
+      if (deps.store.degraded || account.retired) return;
+      try {
+        account.transaction(() => queue.prune(account));
+      } catch (error) {
+        deps.log.error({ err: error, account: account.id }, 'webhook history retention after a clock advance failed');
+      }
+    });
   },
 };

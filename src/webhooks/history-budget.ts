@@ -230,24 +230,38 @@ export class HistoryBudget {
   install(): void {
     const { store, events, activity } = this.deps;
     // What a data file brought counts from the start (older than anything stored since).
-    for (const account of store.allAccounts()) {
-      const history = this.of(account);
-      for (const ledger of Object.values(history.ledgers)) {
-        ledger.adopt();
-        this.budget.touch(ledger);
-      }
-    }
+    for (const account of store.allAccounts()) this.count(account);
     this.budget.enforce();
     events.on('recorded', (account) => this.synced(account));
     activity.on('attempt', (account) => this.synced(account));
     store.events.on('accountReset', (account: Account) => {
       this.accounts.get(account.id)?.discard();
       this.accounts.delete(account.id);
+      // A restore brought a history: counted as a data file's is at start (newer than anything held).
+      if (Object.keys(account.data.collections).length) this.adopt(account);
     });
     store.events.on('storeReset', () => {
       for (const history of this.accounts.values()) history.discard();
       this.accounts.clear();
     });
+  }
+
+  /** Count the history an account holds already (a data file's, a restored snapshot's). */
+  private count(account: Account): void {
+    for (const ledger of Object.values(this.of(account).ledgers)) {
+      ledger.adopt();
+      this.budget.touch(ledger);
+    }
+  }
+
+  /** The same, then hold the process to the budget; never fails the restore that caused it. */
+  private adopt(account: Account): void {
+    try {
+      this.count(account);
+      this.budget.enforce();
+    } catch (error) {
+      this.deps.log.error({ err: error, account: account.id }, 'memory budget: restored history not counted');
+    }
   }
 
   private of(account: Account): AccountHistory {

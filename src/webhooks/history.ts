@@ -1,6 +1,7 @@
 // Owns the delivery history: one record per (event, subscription) with its status (pending, sent,
 // failed), attempts and last error, and the log of every attempt shown by the control plane.
 import { eventLog, type EventRecord, type Topic } from '../events/events.js';
+import type { AttemptDrill } from '../faults.js';
 import { invalidFields } from '../errors.js';
 import { pageParams, timeWindow } from '../http/pagination.js';
 import { parseIsoInstant } from '../domain/dates.js';
@@ -36,9 +37,17 @@ export interface DeliveryRecord {
   last_error: string | null;
   last_attempt_at: string | null;
   next_attempt_at: string | null;
+  /** Copies to send once delivered, asked for when the event was fired (POST /_sandbox/events `duplicate`); absent: the scenarios decide. */
+  duplicates?: number;
 }
 
-/** One attempt, as GET /_sandbox/webhooks/deliveries lists it. */
+/**
+ * The drill that shaped an attempt, named after its scenario action: a copy of a delivered event
+ * (and the delivery it copies), an answer counted as a time-out, a wrong secret.
+ */
+export type Drill = 'duplicate_delivery' | AttemptDrill;
+
+/** One attempt, as stored; GET /_sandbox/webhooks/deliveries lists it through attemptView. */
 export interface AttemptRecord {
   id: string;
   /** The event's idempotency_key (what receivers see). */
@@ -52,6 +61,15 @@ export interface AttemptRecord {
   at: string;
   duration_ms: number;
   next_attempt_at: string | null;
+  /** Stored only on a drill's attempts (most attempts are not: the history's memory stays as it was). */
+  drill?: Drill;
+  /** On a copy sent by a duplicate drill: the id of the attempt that delivered the event first. */
+  duplicate_of?: string;
+}
+
+/** An attempt as the control plane and the live stream show it: every field present, null when not set. */
+export function attemptView(attempt: AttemptRecord) {
+  return { ...attempt, drill: attempt.drill ?? null, duplicate_of: attempt.duplicate_of ?? null };
 }
 
 // Indexed by topic and status (status changes go through Collection.update, which keeps the index).
@@ -123,14 +141,14 @@ export function listHistory(account: Account, query: HistoryQuery) {
 }
 
 /** Attempts newest first, narrowed by topic and/or event (idempotency_key), walking an index when one applies. */
-export function listAttempts(account: Account, query: { topic?: string; event_id?: string; limit?: number }): AttemptRecord[] {
+export function listAttempts(account: Account, query: { topic?: string; event_id?: string; limit?: number }): Array<ReturnType<typeof attemptView>> {
   const limit = query.limit ?? 100;
   const where = query.event_id ? { field: 'event_id', value: query.event_id } : query.topic ? { field: 'topic', value: query.topic } : undefined;
-  const found: AttemptRecord[] = [];
+  const found: Array<ReturnType<typeof attemptView>> = [];
   for (const attempt of attempts(account).newest(where)) {
     if (found.length >= limit) break;
     if (query.topic && attempt.topic !== query.topic) continue;
-    found.push(attempt);
+    found.push(attemptView(attempt));
   }
   return found;
 }

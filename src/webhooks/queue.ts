@@ -1,6 +1,9 @@
 // Owns the per-account ordered delivery queue: enqueue on every recorded event, send strictly in
 // order through scheduler jobs, retry at 30 s x 3^n on the account clock, pause after the fifth
 // retry, resume (10 per run, the rest in following cycles), and recover a queue cut by a restart.
+// It also runs the delivery drills in their place in the order: an attempt sent with a wrong secret
+// or counted as a time-out (then retried like any failure), and copies of a delivered event, sent
+// while it stays at the head, so the next event waits for them (src/webhooks/drills.ts words them).
 //
 // Every write is in a unit of work: an event's deliveries and their place in the queue in the unit
 // that records the event (all or nothing), an attempt's start (`in_flight`) in one, and its outcome
@@ -9,11 +12,12 @@
 // (an attempt in flight, a send job due) is taken up again like after a restart.
 import type { Deps } from '../deps.js';
 import type { EventRecord } from '../events/events.js';
-import { deliveryFault } from '../faults.js';
+import { deliveryDuplicates, deliveryFault } from '../faults.js';
 import type { Account, JobData } from '../store/store.js';
 import { sendDelivery, DEFAULT_SEND_OPTIONS, type AttemptOutcome, type SendOptions } from './delivery.js';
 import { ReceiverConnections } from './connections.js';
-import { attempts, deliveries, deliveryBody, deliveryMachine, eventOf, type DeliveryRecord } from './history.js';
+import { attempts, deliveries, deliveryBody, deliveryMachine, eventOf, type DeliveryRecord, type Drill } from './history.js';
+import { judgeCopy, judgeTimeoutAfterDelivery, judgeWrongSecret, wrongSecret } from './drills.js';
 import { transition } from '../domain/machine.js';
 import { activeSubscriptions, subscriptions, type Subscription } from './subscriptions.js';
 import { LIMITS } from '../limits.js';
@@ -36,6 +40,17 @@ export function retryDelayMs(retry: number): number {
   return RETRY_BASE_MS * 3 ** retry;
 }
 
+/** A duplicate drill under way: the head was delivered, and `left` copies of it are still to be sent. */
+export interface CopyRun {
+  delivery: string;
+  left: number;
+  /** The attempt that delivered the event: each copy's `duplicate_of`. */
+  original: string;
+}
+
+/** An attempt's outcome and the drill that shaped it, if any. */
+type Outcome = AttemptOutcome & { drill?: Drill };
+
 /** Persisted with the account (so --data keeps it across restarts). */
 export interface QueueState {
   /** Delivery ids not yet delivered, oldest first; the head is the one being attempted. */
@@ -51,6 +66,8 @@ export interface QueueState {
   job: 'live' | 'retry' | 'cycle' | 'resume' | null;
   /** The delivery whose attempt is under way; still set after a restart means the attempt was cut. */
   in_flight: string | null;
+  /** Copies of the head still to send (absent in data an earlier version wrote: none). */
+  copies?: CopyRun | null;
 }
 
 const queueStateValue = defineStateValue<QueueState>('webhook_queue', () => ({ queue: [], paused: false, retry_count: 0, job: null, in_flight: null }), {
@@ -61,6 +78,10 @@ const queueStateValue = defineStateValue<QueueState>('webhook_queue', () => ({ q
     retry_count: { type: 'integer', minimum: 0 },
     job: { enum: ['live', 'retry', 'cycle', 'resume', null] },
     in_flight: { type: ['string', 'null'] },
+    copies: {
+      type: ['object', 'null'], required: ['delivery', 'left', 'original'],
+      properties: { delivery: { type: 'string' }, left: { type: 'integer', minimum: 1 }, original: { type: 'string' } },
+    },
   },
 });
 
@@ -99,8 +120,12 @@ interface SendJobPayload {
   budget: number | null;
 }
 
-/** A delivery whose subscription went away leaves the queue as failed, never to be retried. */
+/**
+ * A delivery whose subscription went away leaves the queue as failed, never to be retried; one already
+ * delivered (its copies under way) stays sent: only the copies not sent yet are given up.
+ */
 function dropDelivery(account: Account, delivery: DeliveryRecord): void {
+  if (delivery.status === 'sent') return;
   deliveries(account).update(delivery.id, {
     status: transition(deliveryMachine, delivery.status, 'dropped'),
     last_error: 'subscription deleted before delivery',
@@ -127,15 +152,19 @@ export class WebhookQueue {
     // Memory read again from the data file after a failed write: once the file takes writes again,
     // the queues are taken up as after a restart (an attempt cut short is sent again).
     this.deps.store.events.on('writeResumed', () => this.recoverAll());
+    // An account's data replaced by a snapshot's (a restore): its queue is taken up as after a restart.
+    this.deps.store.events.on('accountReset', (account) => this.recoverOne(account));
   }
 
   private recoverAll(): void {
-    for (const account of this.deps.store.allAccounts()) {
-      try {
-        account.transaction(() => this.recover(account));
-      } catch (error) {
-        this.deps.log.error({ err: error, account: account.id }, 'could not take up the webhook queue');
-      }
+    for (const account of this.deps.store.allAccounts()) this.recoverOne(account);
+  }
+
+  private recoverOne(account: Account): void {
+    try {
+      account.transaction(() => this.recover(account));
+    } catch (error) {
+      this.deps.log.error({ err: error, account: account.id }, 'could not take up the webhook queue');
     }
   }
 
@@ -250,6 +279,7 @@ export class WebhookQueue {
     }
     if (kept.length === state.queue.length) return;
     setQueue(account, { queue: kept });
+    if (kept[0] !== head && state.copies) setQueue(account, { copies: null });
     if (kept[0] !== head && state.job === 'retry') {
       this.cancelJobs(account);
       setQueue(account, { retry_count: 0 });
@@ -266,14 +296,22 @@ export class WebhookQueue {
       if (d) {
         const at = account.clock.iso();
         const event = eventOf(account, d);
-        // Attempted and not delivered: failed (through the table), and sent again below at once.
-        deliveries(account).update(d.id, {
-          status: transition(deliveryMachine, d.status, 'attempt_failed'),
-          attempts: d.attempts + 1,
-          last_attempt_at: at,
-          last_error: 'interrupted: the sandbox stopped during this attempt; sent again',
-        });
-        this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, { ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt', duration_ms: 0 }, at, at);
+        const cut = { ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt', duration_ms: 0 };
+        const copy = state.copies?.delivery === d.id ? state.copies : null;
+        if (copy || d.status === 'sent') {
+          // A copy cut short: the event stays delivered, and the same copy is sent again (its count unchanged).
+          deliveries(account).update(d.id, { attempts: d.attempts + 1, last_attempt_at: at });
+          this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, cut, at, null, { drill: 'duplicate_delivery', duplicate_of: copy?.original });
+        } else {
+          // Attempted and not delivered: failed (through the table), and sent again below at once.
+          deliveries(account).update(d.id, {
+            status: transition(deliveryMachine, d.status, 'attempt_failed'),
+            attempts: d.attempts + 1,
+            last_attempt_at: at,
+            last_error: 'interrupted: the sandbox stopped during this attempt; sent again',
+          });
+          this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, cut, at, at);
+        }
       }
       setQueue(account, { in_flight: null });
     }
@@ -302,7 +340,13 @@ export class WebhookQueue {
     try {
       let sent = 0;
       while (state.queue.length && current()) {
-        if (budget !== null && sent >= budget) {
+        // The copies of a delivered event go before the next event, whatever the run's budget.
+        if (state.copies && state.copies.delivery !== state.queue[0]) {
+          // Copies of a delivery no longer at the head (it left the queue): nothing more to copy.
+          account.transaction(() => setQueue(account, { copies: null }));
+        }
+        const copies = state.copies ?? null;
+        if (budget !== null && sent >= budget && !copies) {
           account.transaction(() => this.schedule(account, account.clock.nowMs() + CYCLE_MS, { reason: 'cycle', budget: RETRY_RUN_SIZE }));
           return;
         }
@@ -313,6 +357,7 @@ export class WebhookQueue {
         if (!delivery || !sub || !event || !sub.is_active) {
           account.transaction(() => {
             shiftQueue(account);
+            if (copies) setQueue(account, { copies: null });
             if (delivery) dropDelivery(account, delivery);
           });
           continue;
@@ -320,16 +365,18 @@ export class WebhookQueue {
         const at = account.clock.iso();
         // A fault of the sandbox's own is a failed attempt too, so it follows the retry schedule
         // rather than being sent again at once, forever.
-        const outcome = await this.send(account, delivery, sub, event).catch((error: unknown) => {
+        const attempt = copies ? this.sendCopy(account, delivery, sub, event) : this.send(account, delivery, sub, event);
+        const outcome: Outcome = await attempt.catch((error: unknown) => {
           if (error instanceof ApiError) throw error;
           this.deps.log.error({ err: error, account: account.id, delivery: delivery.id }, 'webhook attempt could not be made');
           return { ok: false, status_code: null, error: 'internal error: the sandbox could not make this attempt', duration_ms: 0 };
         });
         if (!current()) return;
         const dropped = state.queue[0] !== id; // its subscription was deleted while the attempt was under way
-        account.transaction(() => this.settle(account, delivery, event, outcome, at, dropped));
-        this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error }, 'webhook attempt');
-        if (dropped) continue;
+        account.transaction(() => (copies ? this.settleCopy(account, delivery, event, outcome, at, copies, dropped) : this.settle(account, delivery, event, outcome, at, dropped)));
+        this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error, drill: copies ? 'duplicate_delivery' : outcome.drill }, 'webhook attempt');
+        // A copy never stops the run: refused or not, the event was delivered already.
+        if (dropped || copies) continue;
         if (!outcome.ok) return;
         sent += 1;
       }
@@ -352,24 +399,49 @@ export class WebhookQueue {
     }
   }
 
-  /** One attempt: a scenario fault answers for the receiver, else a real POST (noted as in flight first, in its own unit of work). */
-  private async send(account: Account, delivery: DeliveryRecord, sub: Subscription, event: EventRecord): Promise<AttemptOutcome> {
+  /**
+   * One attempt: a scenario fault answers for the receiver, else a real POST (noted as in flight first,
+   * in its own unit of work), with a wrong secret or judged as a time-out when a drill says so.
+   */
+  private async send(account: Account, delivery: DeliveryRecord, sub: Subscription, event: EventRecord): Promise<Outcome> {
     const fault = deliveryFault(this.deps, account, { topic: event.topic, url: sub.endpoint_url, event_id: event.idempotency_key });
     if (fault && 'timeout' in fault) {
       return { ok: false, status_code: null, error: `timed out after ${this.options.timeoutMs} ms (scenario fail_delivery)`, duration_ms: this.options.timeoutMs };
     }
-    if (fault) {
+    if (fault && 'status' in fault) {
       // Even a 2xx fault fails the attempt: nothing reached the receiver, so the event must stay queued.
       return { ok: false, status_code: fault.status, error: `receiver answered ${fault.status} (scenario fail_delivery)`, duration_ms: 0 };
     }
+    const drill = fault?.drill;
+    // Drawn from the server's seed and the attempt, never stored: a restart that sends the attempt
+    // again draws the same wrong secret, and no record holds it.
+    const secret = drill === 'wrong_secret'
+      ? wrongSecret(sub.secret_key, `${this.deps.store.seed}|${account.id}|${delivery.id}|${delivery.attempts + 1}`)
+      : sub.secret_key;
+    const outcome = await this.post(account, delivery, sub, event, secret);
+    if (drill === 'wrong_secret') return { ...judgeWrongSecret(outcome), drill };
+    if (drill === 'timeout_after_delivery') return { ...judgeTimeoutAfterDelivery(outcome, this.options.timeoutMs), drill };
+    return outcome;
+  }
+
+  /** A copy of the delivered head: the same body and the subscription's own secret; no scenario rule is asked (the copy is the drill). */
+  private async sendCopy(account: Account, delivery: DeliveryRecord, sub: Subscription, event: EventRecord): Promise<Outcome> {
+    return { ...judgeCopy(await this.post(account, delivery, sub, event, sub.secret_key)), drill: 'duplicate_delivery' };
+  }
+
+  /** The POST itself, noted as in flight first in a unit of work of its own. */
+  private post(account: Account, delivery: DeliveryRecord, sub: Subscription, event: EventRecord, secret: string | null): Promise<AttemptOutcome> {
     // Cleared by settle(), in the unit of work that records the outcome; still set after a restart
     // (or a failed write of the file) means the attempt was cut short.
     account.transaction(() => setQueue(account, { in_flight: delivery.id }));
-    return sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), sub.secret_key, { ...this.options, underWay: this.underWay, connections: this.connections }, this.deps.realNow);
+    return sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), secret, { ...this.options, underWay: this.underWay, connections: this.connections }, this.deps.realNow);
   }
 
-  /** Record an attempt's outcome; on failure schedule the next retry or pause the account (inside a unit of work). */
-  private settle(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: AttemptOutcome, at: string, dropped: boolean): void {
+  /**
+   * Record an attempt's outcome; on failure schedule the next retry or pause the account; on delivery,
+   * start the copies a duplicate drill asks for, or move on (inside a unit of work).
+   */
+  private settle(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: Outcome, at: string, dropped: boolean): void {
     let next: number | null = null;
     if (queueState(account).in_flight !== null) setQueue(account, { in_flight: null });
     // Through update(), not in place: the data file logs only the objects its collection reports.
@@ -377,8 +449,15 @@ export class WebhookQueue {
     if (outcome.ok) {
       deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'delivered'), last_error: null, next_attempt_at: null });
       if (!dropped) {
-        shiftQueue(account);
+        const copies = this.copiesOf(account, delivery, event);
         setQueue(account, { retry_count: 0 });
+        if (copies) {
+          // The head stays: the pump sends its copies before the next event.
+          const original = this.logAttempt(account, delivery, event.idempotency_key, outcome, at, null, { drill: 'duplicate_delivery' });
+          setQueue(account, { copies: { delivery: delivery.id, left: copies, original: original.id } });
+          return this.prune(account);
+        }
+        shiftQueue(account);
       }
     } else if (dropped) {
       deliveries(account).update(delivery.id, { last_error: `${outcome.error}; subscription deleted, not retried` });
@@ -392,11 +471,53 @@ export class WebhookQueue {
       }
       deliveries(account).update(delivery.id, { status: transition(deliveryMachine, delivery.status, 'attempt_failed'), last_error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString() });
     }
-    this.logAttempt(account, delivery, event.idempotency_key, outcome, at, next === null ? null : new Date(next).toISOString());
+    this.logAttempt(account, delivery, event.idempotency_key, outcome, at, next === null ? null : new Date(next).toISOString(), { drill: outcome.drill });
     this.prune(account);
   }
 
-  private logAttempt(account: Account, d: DeliveryRecord, eventKey: string, outcome: AttemptOutcome, at: string, nextAt: string | null): void {
+  /**
+   * Copies to send after this delivery: what POST /_sandbox/events asked for, else what a scenario's
+   * duplicate_delivery rule says; never more than the limit, whoever asks.
+   */
+  private copiesOf(account: Account, delivery: DeliveryRecord, event: EventRecord): number {
+    const asked = delivery.duplicates ?? deliveryDuplicates(this.deps, account, { topic: event.topic, url: delivery.endpoint_url, event_id: event.idempotency_key });
+    return Math.min(Math.max(0, Math.floor(asked)), LIMITS.webhookDuplicateCopies);
+  }
+
+  /** Record a copy's outcome: the event stays delivered whatever the answer; the last copy lets the queue move on (inside a unit of work). */
+  private settleCopy(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: Outcome, at: string, copies: CopyRun, dropped: boolean): void {
+    if (queueState(account).in_flight !== null) setQueue(account, { in_flight: null });
+    deliveries(account).update(delivery.id, { attempts: delivery.attempts + 1, last_attempt_at: at });
+    if (!dropped) {
+      if (copies.left > 1) setQueue(account, { copies: { ...copies, left: copies.left - 1 } });
+      else {
+        shiftQueue(account);
+        setQueue(account, { copies: null });
+      }
+    }
+    this.logAttempt(account, delivery, event.idempotency_key, outcome, at, null, { drill: 'duplicate_delivery', duplicate_of: copies.original });
+    this.prune(account);
+  }
+
+  /**
+   * POST /_sandbox/events with `duplicate`: each delivery of the event just recorded (in this unit of
+   * work) is to be sent `count` more times once delivered. Answers how many deliveries will be.
+   */
+  duplicateEvent(account: Account, event: EventRecord, count: number): number {
+    const wanted = activeSubscriptions(account, event.topic).length;
+    const queue = queueState(account).queue;
+    let marked = 0;
+    // The event's deliveries were queued last, together (a few events recorded with it may follow).
+    for (let i = queue.length - 1; i >= 0 && marked < wanted; i--) {
+      const d = deliveries(account).get(queue[i]);
+      if (d?.event_id !== event.id) continue;
+      deliveries(account).update(d.id, { duplicates: Math.min(count, LIMITS.webhookDuplicateCopies) });
+      marked += 1;
+    }
+    return marked;
+  }
+
+  private logAttempt(account: Account, d: DeliveryRecord, eventKey: string, outcome: AttemptOutcome, at: string, nextAt: string | null, marks: { drill?: Drill; duplicate_of?: string } = {}) {
     const attempt = attempts(account).insert({
       id: account.newId('dlv'),
       event_id: eventKey,
@@ -409,8 +530,12 @@ export class WebhookQueue {
       at,
       duration_ms: outcome.duration_ms,
       next_attempt_at: nextAt,
+      // Only on a drill's attempts: the fields are absent (shown as null) on all the others.
+      ...(marks.drill ? { drill: marks.drill } : {}),
+      ...(marks.duplicate_of ? { duplicate_of: marks.duplicate_of } : {}),
     });
     account.afterCommit(() => this.deps.activity.emit('attempt', account, attempt, d));
+    return attempt;
   }
 }
 

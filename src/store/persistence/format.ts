@@ -44,6 +44,11 @@ export type Op =
   | ['trim', account: string, collection: string, base: number]
   /** Tombstones in the middle compacted: the order is now exactly these ids, from position 0. */
   | ['compact', account: string, collection: string, epoch: number, order: string[]]
+  /**
+   * A restored collection's order, logged after its objects' inserts when it differs from theirs
+   * (tombstones among them): exactly these ids, with the base and epoch the collection had, if any.
+   */
+  | ['o', account: string, collection: string, order: string[], base?: number | null, epoch?: number | null]
   /** The account's clock and counters (creates the account when it is new). */
   | ['h', account: string, clock: AccountData['clock'], counters: AccountData['counters']]
   /** The account's due work, whole. */
@@ -120,6 +125,13 @@ export function applyOp(data: StoreData, op: Op): void {
       c.order = op[4];
       c.base = 0;
       c.epoch = op[3];
+      return;
+    }
+    case 'o': {
+      const c = ensureCollection(ensureAccount(data, op[1]), op[2]);
+      c.order = op[3];
+      if (typeof op[4] === 'number') c.base = op[4];
+      if (typeof op[5] === 'number') c.epoch = op[5];
       return;
     }
     case 'h': {

@@ -151,11 +151,29 @@ export class Journal {
     set.add(entry);
   }
 
-  /** The account went back to empty (its data replaced by `data`): sealed at once, after what it had noted. */
+  /**
+   * The account's data was replaced by `data` (empty after a reset, a snapshot's content after a
+   * restore): sealed at once, after what it had noted. The content follows the 'r' as a replay must
+   * build it: each collection's objects as inserts in their order, then its order as it is (with its
+   * tombstones, base and epoch) when the inserts alone would not make it.
+   */
   accountReset(data: AccountData): void {
     this.sections.delete(data.id);
     const section = this.section(data.id, data);
     section.ops.push(['r', data.id]);
+    for (const [name, c] of Object.entries(data.collections)) {
+      let live = 0;
+      const items = c.items as Map<string, { id: string } | number>;
+      for (const id of c.order) {
+        const item = items.get(id);
+        if (item === undefined) continue;
+        // A replacement's objects are made for it (never cold numbers: nothing loaded them from a file).
+        if (typeof item === 'number') throw new Error(`account ${data.id} replaced with a cold object in ${name}`);
+        section.ops.push(['i', data.id, name, item]);
+        live += 1;
+      }
+      if (live !== c.order.length || c.base !== undefined || c.epoch !== undefined) section.ops.push(['o', data.id, name, [...c.order], c.base ?? null, c.epoch ?? null]);
+    }
     section.touched = true;
     section.jobs = true;
     for (const key of Object.keys(data.state)) section.whole.add(key);
@@ -208,7 +226,7 @@ export class Journal {
   seal(store: StoreData, owner: string): void {
     const section = this.sections.get(owner);
     if (!section) return;
-    const sealed = new Sealing(this.sealedAt.get(owner), this.texts.length);
+    const sealed = new Sealing(this.sealedAt.get(owner), this.texts.length, this.texts);
     for (const op of section.ops) {
       switch (op[0]) {
         case 'i':
@@ -301,7 +319,7 @@ class Sealing {
   private readonly added: string[] = [];
   private readonly replaced: Array<[number, string]> = [];
 
-  constructor(positions: Map<string, number> | undefined, private readonly base: number) {
+  constructor(positions: Map<string, number> | undefined, private readonly base: number, private readonly texts: readonly string[]) {
     this.positions = new Map(positions);
   }
 
@@ -310,10 +328,13 @@ class Sealing {
    * if any, else at the end. `forget`: a key whose earlier text must no longer be replaced.
    */
   put(op: Op, holder: string, key?: string, forget?: string): void {
-    const text = serialise(op, holder);
+    let text = serialise(op, holder);
     if (forget !== undefined) this.positions.delete(forget);
     const at = key === undefined ? undefined : this.positions.get(key);
     if (at !== undefined) {
+      // An object inserted earlier in this batch and updated since stays an insert, with its newer
+      // value: an update in its place would leave its id out of the order when the log is replayed.
+      if (op[0] === 'u' && (at >= this.base ? this.added[at - this.base] : this.texts[at]).startsWith('["i",')) text = `["i"${text.slice(4)}`;
       if (at >= this.base) this.added[at - this.base] = text;
       else this.replaced.push([at, text]);
       return;
