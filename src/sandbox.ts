@@ -5,6 +5,7 @@ import ipaddr from 'ipaddr.js';
 import type { AddressInfo } from 'node:net';
 import { createApp, createDeps, createSandboxServer, type DepsOverrides, type SandboxApp } from './app.js';
 import { defaultConfig, type DefaultCredentials, type Environment, type SandboxConfig } from './config.js';
+import { howToSet } from './settings.js';
 import type { Deps } from './deps.js';
 import { didYouMean } from './suggest.js';
 import { tokenRequestInit } from './auth/tokens.js';
@@ -101,7 +102,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     throw error;
   }
   if (!deps.config.adminToken && !isLoopback(bindHost)) {
-    deps.log.warn({ host: bindHost }, `listening on ${bindHost} without --admin-token: anyone who can reach this address can use the control plane (reset, create partners, manage the default partner's keys). Set --admin-token (SANDBOX_ADMIN_TOKEN) when others share the network.`);
+    deps.log.warn({ host: bindHost }, `listening on ${bindHost} without an admin token: anyone who can reach this address can use the control plane (reset, create partners, manage the default partner's keys). Set one with ${howToSet('adminToken', 'TOKEN')} when others share the network.`);
   }
   if (deps.config.realTimeTicks) deps.scheduler.startTicking();
   const { port } = server.address() as AddressInfo;

@@ -2,11 +2,14 @@
 // openapi/control-plane.yaml (GET, POST, DELETE), and named helpers for what tests do most (the
 // clock, firing events, scenarios, reset, events, webhook deliveries, the request journal), each
 // acting on the account of the client's API key.
-import type { operations, paths as ControlPaths } from '../generated/control-plane.js';
+import type { components, operations, paths as ControlPaths } from '../generated/control-plane.js';
 import type { ScenarioDocument } from '../scenarios/document.js';
 import { parseDuration } from './duration.js';
 import { typedClient, type TypedClient, type TypedClientOptions } from './typed.js';
 import type { Topic, WebhookBody } from './webhook-types.js';
+
+/** What POST /_sandbox/events answers: the fired event (its body as a receiver gets it) and what the firing made. */
+export type Fired<T extends Topic> = WebhookBody<T> & { made: components['schemas']['FiredEvent']['made'] };
 
 type Query<Operation extends keyof operations> = NonNullable<operations[Operation]['parameters']['query']>;
 type Json<Operation extends keyof operations, Status extends number = 200> =
@@ -47,7 +50,8 @@ export interface SandboxControl extends TypedClient<ControlPaths> {
    * realistic ones; `duplicate: N` sends it N more times once delivered (a receiver's deduplication
    * drill). Resolves to the event as deliveries carry it.
    */
-  trigger<T extends Topic>(topic: T, options?: { entityId?: string; duplicate?: number }): Promise<WebhookBody<T>>;
+  /** Fire a topic as the real operation would: the event's body, typed per topic, and the objects the firing `made`. */
+  trigger<T extends Topic>(topic: T, options?: { entityId?: string; duplicate?: number }): Promise<Fired<T>>;
   scenarios: {
     /** POST /_sandbox/scenarios: a scenario document (an object, or JSON/YAML text); resolves to its summary with `id`. */
     load(document: ScenarioDocument | string): Promise<LoadedScenario>;
@@ -108,7 +112,7 @@ export function controlClient(origin: string, options: Omit<TypedClientOptions, 
     trigger: async <T extends Topic>(topic: T, { entityId, duplicate }: { entityId?: string; duplicate?: number } = {}) =>
       (await client.POST('/_sandbox/events', {
         body: { topic, ...(entityId === undefined ? {} : { entity_id: entityId }), ...(duplicate === undefined ? {} : { duplicate }) },
-      })) as WebhookBody<T>,
+      })) as unknown as Fired<T>,
     scenarios: {
       load: (document) => client.POST('/_sandbox/scenarios', typeof document === 'string'
         // Text goes as written, JSON or YAML: the sandbox reads either (and names the line of a YAML error).
