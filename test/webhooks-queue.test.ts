@@ -433,3 +433,36 @@ describe('deleting a subscription between two cycles of a resume run', () => {
     expect(w.receiver.accepted()).toHaveLength(11);
   });
 });
+
+describe('a subscription deleted while the head attempt of a resume run is under way', () => {
+  // Mutant: pump's `if (dropped || copies) continue` -> `if (false)`: the run then ended on the
+  // dropped attempt's 500, and the kick after it started a live run with no budget, sending the whole
+  // queue at once (12 deliveries where the resume run sends 10 and the next cycle the rest).
+  it('the receiver answers 500: the run goes on with the next delivery, 10 of them, and the rest 30 s later', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith((d) => (d.path === '/a' ? 500 : 200));
+    const a = await w.subscribe('customer_created', '/a');
+    await w.subscribe('customer_updated', '/b');
+    const id = await customer(w, 'Acme'); // a0 fails: the queue holds in retry
+    for (let i = 0; i < 12; i++) await w.api.patch(`/customers/${id}`, { name: `Acme ${i}` }).expect(200); // b0 ... b11 behind it
+    await w.settle();
+    await advance(w, 20_000); // six failed attempts of a0: paused
+    expect(w.receiver.deliveries.map((d) => d.path)).toEqual(Array(6).fill('/a'));
+    const gate = hold(w, '/a');
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 13 });
+    await gate.arrived;
+    await w.api.delete(`/webhooks/${a.id}`).expect(200);
+    gate.release(500);
+    await w.settle();
+    const toB = () => w.receiver.accepted().filter((d) => d.path === '/b');
+    expect(toB()).toHaveLength(10);
+    expect(w.receiver.deliveries.filter((d) => d.path === '/a')).toHaveLength(7);
+    const dropped = (await history(w)).find((r) => r.subscription_id === a.id);
+    expect(dropped).toMatchObject({ status: 'failed', attempts: 7, last_error: 'receiver answered 500; subscription deleted, not retried', next_attempt_at: null });
+    await advance(w, 29);
+    expect(toB()).toHaveLength(10);
+    await advance(w, 1);
+    expect(toB()).toHaveLength(12);
+    expect(w.receiver.deliveries).toHaveLength(19);
+  });
+});
