@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { lowerLimit, setup, type Api, type TestSandbox } from './helpers.js';
 import { bankAccount } from './payables-helpers.js';
 
 let dir: string;
@@ -70,6 +70,31 @@ describe('idempotency keys', () => {
     const res = await demo.post('/vendor-payments', body(demoBill));
     expect(res.status).toBe(200);
     expect(res.body.results[0]).toMatchObject({ bill_id: demoBill, success: true });
+  });
+});
+
+describe('the key log across a restart', () => {
+  // The log is made from the records only on data that has none (written before keys expired); made
+  // again at every start, it would lose the forgotten head's place, and keys beyond the count would
+  // stay remembered after the restart.
+  it('is kept as stored: after a restart, the oldest key beyond LIMITS.idempotencyKeysPerAccount is still forgotten first', async () => {
+    lowerLimit('idempotencyKeysPerAccount', 2);
+    const a = await instance();
+    const billId = await payableBill(a.api);
+    const items = [{ bill_id: billId, payment_speed: 'standard' }];
+    for (const key of ['k1', 'k2', 'k3']) expect((await a.api.post('/vendor-payments', { idempotency_key: key, items })).status).toBe(200);
+    await a.sb.deps.store.flush();
+    a.sb.deps.store.changed = () => undefined;
+
+    const b = await instance();
+    expect(b.sb.deps.store.account('ptn_default', 'production').data.state.vendor_payment_idempotency_log).toEqual({
+      entries: [['k1', expect.any(Number)], ['k2', expect.any(Number)], ['k3', expect.any(Number)]], head: 1,
+    });
+    expect((await b.api.post('/vendor-payments', { idempotency_key: 'k4', items })).status).toBe(200);
+    const other = [{ bill_id: billId, payment_speed: 'instant' }];
+    // k2 is now the oldest of three: forgotten, so the key is a new request (not a 409).
+    expect((await b.api.post('/vendor-payments', { idempotency_key: 'k2', items: other })).status).toBe(200);
+    expect((await b.api.post('/vendor-payments', { idempotency_key: 'k4', items: other })).status).toBe(409);
   });
 });
 

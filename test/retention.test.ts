@@ -220,6 +220,36 @@ describe('idempotency keys', () => {
     expect(Object.keys(state.vendor_payment_idempotency)).toEqual(['bulk-0']);
   });
 
+  // The log's forgotten head is cut off only when at least 64 entries are forgotten and they make at
+  // least half the log: a cut copies the rest, so cutting at every forgotten key would cost a copy
+  // of the log per request. Table: keys remembered 24 h ago, keys 12 h ago, then one more key.
+  it.each([
+    [10, 9, { entries: 20, head: 10 }], // fewer than 64 forgotten: kept
+    [64, 63, { entries: 64, head: 0 }], // 64 forgotten of 128: cut
+    [64, 64, { entries: 129, head: 64 }], // 64 forgotten of 129, less than half: kept
+    [65, 64, { entries: 65, head: 0 }], // 65 of 130: cut
+  ])('cut %i forgotten entries off their log (with %i live ones and a new key) only when 64 or more and at least half of it', async (old, live, after) => {
+    const p = await Payables.start();
+    const bill = await payable(p);
+    const items = [{ bill_id: bill, payment_speed: 'standard' }];
+    const state = p.sb.deps.store.account('ptn_default', 'production').data.state as Record<string, { entries: unknown[]; head: number }>;
+    const remember = async (prefix: string, n: number) => {
+      for (let i = 0; i < n; i++) expect((await p.api.post('/vendor-payments', { idempotency_key: `${prefix}-${i}`, items })).status).toBe(200);
+    };
+    await remember('old', old);
+    await p.advance(12 * 3600);
+    await remember('live', live);
+    await p.advance(12 * 3600 + 1); // the old keys are past their time, the live ones not
+    await remember('new', 1);
+    const log = state.vendor_payment_idempotency_log;
+    expect({ entries: log.entries.length, head: log.head }).toEqual(after);
+    expect(log.entries.at(-1)).toEqual(['new-0', expect.any(Number)]);
+    expect(log.entries[log.head]).toEqual(['live-0', expect.any(Number)]);
+    const other = [{ bill_id: bill, payment_speed: 'instant' }];
+    expect((await p.api.post('/vendor-payments', { idempotency_key: 'live-0', items: other })).status).toBe(409);
+    expect((await p.api.post('/vendor-payments', { idempotency_key: `old-${old - 1}`, items: other })).status).toBe(200);
+  });
+
   it('are forgotten oldest first beyond LIMITS.idempotencyKeysPerAccount', async () => {
     lowerLimit('idempotencyKeysPerAccount', 2);
     const p = await Payables.start();
