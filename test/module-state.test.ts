@@ -1,0 +1,110 @@
+// Module state (src/store/module-state.ts) through its public API, where nothing of it shows through
+// HTTP: map entries are plain own JSON whatever their name, a value put back after work that throws
+// is the same object with its old content, reading stores nothing, the keys an earlier version kept
+// are dropped at start (and an account without them is not touched, even one that can no longer be
+// written), and the start's check of stored state reads the schemas as modules write them (union
+// types such as ['string', 'null'], as the webhook queue's) and names account, key and field.
+import { describe, expect, it } from '@jest/globals';
+import { Store } from '../src/store/store.js';
+import { checkStoredState, defineStateMap, defineStateValue, isDeclaredState, retireStateKeys, stateProblems } from '../src/store/module-state.js';
+
+const labels = defineStateMap<{ text: string }>('ms_labels', { type: 'object', required: ['text'], properties: { text: { type: 'string' } } });
+const cursor = defineStateValue<{ at: string | null; seen: string[] }>('ms_cursor', () => ({ at: null, seen: [] }), {
+  type: 'object', required: ['at', 'seen'],
+  properties: { at: { type: ['string', 'null'] }, seen: { type: 'array', items: { type: 'string' } } },
+});
+
+async function openAccount() {
+  const store = await Store.open({ seed: 'module-state', realNow: () => Date.UTC(2026, 0, 1) });
+  return { store, account: store.account('p_1', 'production') };
+}
+
+const boom = new Error('boom');
+
+describe('a state map', () => {
+  it('keeps entries as own, enumerable JSON, whatever their name, in insertion order', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => {
+      for (const name of ['b', 'constructor', '__proto__', 'a']) labels(account).set(name, { text: name });
+    });
+    expect(labels(account).entries().map(([name]) => name)).toEqual(['b', 'constructor', '__proto__', 'a']);
+    expect(Object.keys(JSON.parse(JSON.stringify(account.data.state)).ms_labels)).toEqual(['b', 'constructor', '__proto__', 'a']);
+    expect(labels(account).get('toString')).toBeUndefined();
+    expect(labels(account).has('hasOwnProperty')).toBe(false);
+    account.transaction(() => labels(account).set('b', { text: 'again' }));
+    expect(labels(account).entries()[0]).toEqual(['b', { text: 'again' }]);
+  });
+
+  it('reads an account that never stored the map without storing it', async () => {
+    const { account } = await openAccount();
+    expect(labels(account).entries()).toEqual([]);
+    expect(labels(account).get('x')).toBeUndefined();
+    account.transaction(() => labels(account).delete('x'));
+    expect(Object.hasOwn(account.data.state, 'ms_labels')).toBe(false);
+  });
+});
+
+describe('a state value', () => {
+  it('put back after work that throws is the same object, holding its old content', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => cursor.update(account, (c) => { c.at = 'one'; c.seen.push('a'); }));
+    const held = cursor.read(account);
+    expect(() => account.transaction(() => {
+      cursor.update(account, (c) => { c.at = 'two'; c.seen.push('b'); });
+      cursor.update(account, (c) => { c.seen.splice(0); });
+      throw boom;
+    })).toThrow(boom);
+    expect(cursor.read(account)).toBe(held);
+    expect(held).toEqual({ at: 'one', seen: ['a'] });
+  });
+
+  it('is not stored by a read, and not kept when the work that first stored it throws', async () => {
+    const { account } = await openAccount();
+    expect(cursor.read(account)).toEqual({ at: null, seen: [] });
+    expect(cursor.stored(account)).toBe(false);
+    expect(() => account.transaction(() => {
+      cursor.update(account, (c) => { c.at = 'x'; });
+      throw boom;
+    })).toThrow(boom);
+    expect(cursor.stored(account)).toBe(false);
+    expect(Object.keys(account.data.state)).toEqual([]);
+  });
+});
+
+describe('at start', () => {
+  it('drops the keys an earlier version kept, and leaves alone an account without them, even one replaced since', async () => {
+    const { store, account } = await openAccount();
+    account.transaction(() => {
+      cursor.update(account, (c) => { c.at = 'kept'; });
+      (account.data.state as Record<string, unknown>).customer_external_ids = { x: 'cus_1' };
+      (account.data.state as Record<string, unknown>).invoice_numbers = { 'INV-1': 'inv_1' };
+    });
+    retireStateKeys([account]);
+    expect(Object.keys(account.data.state)).toEqual(['ms_cursor']);
+    const fresh = store.resetAccount(account);
+    // The replaced account has no such key: nothing is written to it (a write would be refused).
+    expect(() => retireStateKeys([account, fresh])).not.toThrow();
+    expect(Object.keys(fresh.data.state)).toEqual([]);
+  });
+
+  it('checks stored values against their schemas, union types included, naming account, key and field', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => {
+      cursor.update(account, (c) => { c.at = 'somewhere'; });
+      labels(account).set('ok', { text: 'fine' });
+    });
+    expect(checkStoredState([account])).toEqual([]);
+    account.transaction(() => cursor.update(account, (c) => { c.at = null; }));
+    expect(checkStoredState([account])).toEqual([]);
+    (account.data.state.ms_cursor as { at: unknown }).at = 5;
+    (account.data.state.ms_labels as Record<string, unknown>).bad = { text: 7 };
+    expect(checkStoredState([account])).toEqual([
+      'account p_1:production, state ms_cursor/at: must be string,null',
+      'account p_1:production, state ms_labels/bad/text: must be string',
+    ]);
+    // Keys no module declares are not checked; a whole value of the wrong type is named at its root.
+    expect(stateProblems({ undeclared_key: 5, ms_cursor: [] })).toEqual([['ms_cursor', '', 'must be object']]);
+    expect(isDeclaredState('ms_cursor')).toBe(true);
+    expect(isDeclaredState('undeclared_key')).toBe(false);
+  });
+});
