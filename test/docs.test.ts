@@ -190,7 +190,7 @@ describe('the generated blocks', () => {
   it('docs/performance.md holds the bench\'s block and docs/contributing.md the mutation script\'s', () => {
     expect(readBlock(read('docs/performance.md'), 'bench')).toMatch(/^\| target \| GET \/customers\/\{id\} req\/s/);
     expect(readBlock(read('docs/performance.md'), 'bench')).toContain('| measure | value | goal | verdict |');
-    expect(readBlock(read('docs/contributing.md'), 'mutation')).toMatch(/^\| file \| mutants \| detected \| survived \| not covered \| score \|\n/);
+    expect(readBlock(read('docs/contributing.md'), 'mutation')).toMatch(/^\| file \| blob \| mutants \| detected \| survived \| not covered \| score \|\n/);
   });
 
   it('a rewrite replaces only what lies between the markers, and refuses a page without them', () => {
