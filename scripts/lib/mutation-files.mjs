@@ -14,7 +14,7 @@ export const MUTATION_FILES = [
   { name: 'pagination', mutate: 'src/http/pagination.ts', tests: ['customers', 'bills', 'invoices', 'platform', 'webhooks-subscriptions'] },
   { name: 'idempotency', mutate: 'src/store/idempotency.ts', tests: ['idempotency', 'idempotency-restart', 'retention', 'vendor-payments', 'checkout', 'persistence'] },
   { name: 'bills', mutate: 'src/domain/bills/**/*.ts', tests: ['bills', 'bills-rules', 'ocr', 'pdf', 'vendor-payments', 'accounting-sync', 'fixtures', 'limits', 'blobs', 'vendors'] },
-  { name: 'queue', mutate: 'src/webhooks/queue.ts', tests: ['webhooks-delivery', 'webhooks-durability', 'webhooks-fire', 'webhooks-history', 'webhooks-machine', 'webhooks-queue', 'webhooks-subscriptions', 'retention'] },
+  { name: 'queue', mutate: 'src/webhooks/queue.ts', tests: ['webhooks-delivery', 'webhooks-durability', 'webhooks-fire', 'webhooks-history', 'webhooks-machine', 'webhooks-queue', 'webhooks-subscriptions', 'retention', 'webhooks-drills', 'snapshots'] },
   { name: 'scheduler', mutate: 'src/clock/scheduler.ts', tests: ['scheduler', 'clock-limit', 'webhooks-queue', 'bills-rules', 'payouts', 'persistence', 'durability'] },
   { name: 'tokens', mutate: 'src/auth/tokens.ts', tests: ['tokens', 'tokens-lifetime', 'auth', 'token-endpoint', 'control-partners', 'persistence', 'journal'] },
   { name: 'engine', mutate: 'src/scenarios/engine.ts', tests: ['scenarios', 'scenario-matching', 'scenarios-shipped', 'prefer', 'journal'] },
@@ -46,7 +46,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error(`unknown file name: ${unknown.join(', ')} (one of: ${all.join(' ')})`);
     process.exit(2);
   }
-  for (const entry of MUTATION_FILES.filter((e) => !names.length || names.includes(e.name))) {
+  // In the order asked (all: the list's order), so the files that matter most can go first.
+  for (const entry of names.length ? names.map((name) => MUTATION_FILES.find((e) => e.name === name)) : MUTATION_FILES) {
     console.log(`${entry.name}\t${entry.mutate}\t${entry.tests.join(',')}`);
   }
 }
