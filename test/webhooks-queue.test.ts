@@ -261,6 +261,34 @@ describe('failures inside the queue', () => {
     expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([kept]);
   });
 
+  // Mutant: setQueue's inverse keeping nothing (`[name, state[name]]` -> `[]`): the failed enqueue
+  // left `job` set, so no later event started a run.
+  it('a failure after the deliveries were queued puts the queue back as it was: the next event starts a run and goes', async () => {
+    const w = await sandbox();
+    await w.subscribe('customer_created');
+    const first = await customer(w, 'First'); // the queue's state is stored from here on
+    await w.settle();
+    const scheduler = w.sb.deps.scheduler;
+    const schedule = scheduler.schedule.bind(scheduler);
+    let broken = true;
+    scheduler.schedule = ((...args: Parameters<typeof schedule>) => {
+      if (broken) {
+        broken = false;
+        throw new Error('no job for the run');
+      }
+      return schedule(...args);
+    }) as typeof schedule;
+    const error = jest.spyOn(w.sb.deps.log, 'error');
+    const lost = await w.api.post('/customers', { name: 'Lost' });
+    expect(lost.status).toBe(201);
+    expect(error).toHaveBeenCalledWith({ err: expect.any(Error), account: w.account.id, topic: 'customer_created' }, 'could not enqueue webhook deliveries');
+    expect((await history(w)).map((r) => r.entity_id)).toEqual([first]);
+    const kept = await customer(w, 'Kept');
+    await w.settle();
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([first, kept]);
+    expect((await history(w)).map((r) => [r.entity_id, r.status])).toEqual([[kept, 'sent'], [first, 'sent']]);
+  });
+
   it('a failure in a delivery run outside the attempt pauses the account rather than spinning; POST /webhooks/retry resumes it', async () => {
     const w = await sandbox();
     await w.subscribe('customer_created');
