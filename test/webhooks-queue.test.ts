@@ -400,6 +400,23 @@ describe('the queue after a restart with --data', () => {
     await advance(b, 20_000);
     expect(a.receiver.deliveries).toHaveLength(2);
   });
+
+  // Mutant: recover's `{ in_flight: null }` -> `{}` (the cut attempt was counted again at every start).
+  it('a cut attempt is recorded once, even when the sandbox restarts again before sending it', async () => {
+    const a = await instance();
+    const gate = hold(a, '/hooks');
+    await a.subscribe('customer_created');
+    const cut = await customer(a, 'Cut');
+    await gate.arrived;
+    await die(a);
+    const b = await instance();
+    await die(b); // stopped again before its run sent anything
+    const c = await instance();
+    await c.settle();
+    expect(a.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[cut, 200]]);
+    expect((await attempts(c)).map((x) => [x.attempt, x.status_code])).toEqual([[1, null], [2, 200]]);
+    expect((await history(c)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[cut, 'sent', 2]]);
+  });
 });
 
 describe('the queue\'s own records and lines', () => {
