@@ -317,6 +317,32 @@ describe('failures inside the queue', () => {
     expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([first, second]);
   });
 
+  // Mutant: runJob's `if (queueState(account).paused)` -> `if (false)` (the retry went out while paused).
+  it('a run that breaks after a failed attempt pauses the account: the retry already scheduled sends nothing until POST /webhooks/retry', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith(500);
+    await w.subscribe('customer_created');
+    const log = w.sb.deps.log as unknown as { debug: (...args: unknown[]) => void };
+    const debug = log.debug;
+    let broken = true;
+    log.debug = (...args: unknown[]) => {
+      if (broken && args[1] === 'webhook attempt') {
+        broken = false;
+        throw new Error('the run broke after the attempt');
+      }
+      return debug.apply(w.sb.deps.log, args);
+    };
+    const id = await customer(w, 'Acme');
+    await w.settle();
+    expect((await attempts(w)).map((a) => a.next_attempt_at)).toEqual([at(90)]);
+    await advance(w, 20_000);
+    expect(w.receiver.deliveries).toHaveLength(1);
+    w.receiver.respondWith(200);
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 1 });
+    await w.settle();
+    expect(w.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[id, 500], [id, 200]]);
+  });
+
   it('deleting the subscription that holds a paused queue leaves the account paused until POST /webhooks/retry', async () => {
     const w = await sandbox();
     w.receiver.respondWith((d) => (d.path === '/dead' ? 500 : 200));
