@@ -152,6 +152,25 @@ describe('duplicate_delivery', () => {
     expect(arrivals(w)).toEqual([`${first} 200`, `${first} 200`, `${second} 200`]);
   });
 
+  // Mutant: settleCopy's `if (!dropped)` -> `if (true)`: the last copy's outcome took the next
+  // subscription's delivery off the queue (its own was gone already), so that one was never sent.
+  it('deleting the subscription while its last copy is under way: the copy is recorded and the next subscription\'s delivery still goes', async () => {
+    const w = await sandbox();
+    await scenario(w, [{ match: { topic: 'customer_created' }, nth: 1, duplicate_delivery: { count: 1 } }]);
+    const a = await w.subscribe('customer_created', '/a');
+    await w.subscribe('customer_created', '/b');
+    const copy = holdNth(w, 2);
+    const first = await customer(w, 'First');
+    await copy.arrived;
+    await w.api.delete(`/webhooks/${a.id}`).expect(200);
+    copy.release();
+    await w.settle();
+    expect(w.receiver.deliveries.map((d) => [d.path, d.entity_id, d.status])).toEqual([['/a', first, 200], ['/a', first, 200], ['/b', first, 200]]);
+    const log = await attempts(w);
+    expect(log.map((x) => [x.status_code, x.drill, x.duplicate_of])).toEqual([[200, 'duplicate_delivery', null], [200, 'duplicate_delivery', log[0].id], [200, null, null]]);
+    expect((await history(w)).map((r) => r.status)).toEqual(['sent', 'sent']);
+  });
+
   it('records a copy the receiver refuses, does not retry it, and the event stays delivered while the queue goes on', async () => {
     const w = await sandbox();
     await scenario(w, [{ match: { topic: 'customer_created' }, times: 1, duplicate_delivery: { count: 2 } }]);
