@@ -530,6 +530,27 @@ describe('a restart with --data in the middle of a duplicate run', () => {
   let dir: string;
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  // Mutants: settleCopy's clearing of `in_flight` (`!== null` -> false / `=== null`, `{ in_flight: null }` -> {}):
+  // the copy's attempt stayed "in flight", and the next start recorded a cut copy that never was.
+  it('after the copies are done, a restart finds nothing cut: no attempt is added and nothing is sent again', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'drills-restart-'));
+    const file = join(dir, 'sandbox.json');
+    const a = await sandbox({ dataFile: file, seed: 'durable-drill' });
+    await scenario(a, [{ match: { topic: 'customer_created' }, nth: 1, duplicate_delivery: { count: 1 } }]);
+    await a.subscribe('customer_created');
+    const id = await customer(a, 'Copied');
+    await a.settle();
+    expect(arrivals(a)).toEqual([`${id} 200`, `${id} 200`]);
+    await a.sb.deps.store.flush();
+    a.sb.deps.store.changed = () => undefined;
+
+    const b = await sandbox({ dataFile: file, seed: 'durable-drill' });
+    await b.settle();
+    await advance(b, 20_000);
+    expect(arrivals(a)).toHaveLength(2);
+    expect((await attempts(b)).map((x) => [x.status_code, x.error, x.drill])).toEqual([[200, null, 'duplicate_delivery'], [200, null, 'duplicate_delivery']]);
+  });
+
   it('sends the cut copy again, then the rest of the copies, then the next event: nothing lost or reordered', async () => {
     dir = mkdtempSync(join(tmpdir(), 'drills-restart-'));
     const file = join(dir, 'sandbox.json');
