@@ -15,8 +15,10 @@ export const INSPECTOR_PATH = '/_sandbox/ui';
 /** The reference pages (docs/*.md in the repository), as the README's Documentation table lists them. */
 export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: string }> = [
   { file: 'first-test.md', title: 'Your first test', covers: 'customer, card, invoice, clock, invoice_paid: in-process and against a container' },
-  { file: 'running.md', title: 'Running it from your project', covers: 'Docker, podman, Compose, CI service containers, npx, Jest/Vitest, the typed test client, Testcontainers for Node, the data file, logs' },
-  { file: 'other-languages.md', title: 'Other languages and CI', covers: 'the image from Java (JUnit 5 and Testcontainers), Python (pytest), Go (testcontainers-go), GitHub Actions and GitLab CI services, Docker Compose' },
+  { file: 'running.md', title: 'Running it from your project', covers: 'npx, Jest/Vitest, the typed test client, the data file, logs' },
+  { file: 'containers.md', title: 'Containers', covers: 'Docker, podman, Testcontainers for Node' },
+  { file: 'ci-services.md', title: 'CI services and Compose', covers: 'GitHub Actions and GitLab CI services, Docker Compose, how CI checks the recipes' },
+  { file: 'other-languages.md', title: 'Other languages', covers: 'the image from Java (JUnit 5 and Testcontainers), Python (pytest), Go (testcontainers-go)' },
   { file: 'command-line.md', title: 'Command line', covers: 'the server flags; clock, trigger, listen --forward-to, requests --follow, reset, scenario, snapshot' },
   { file: 'inspector.md', title: 'Web inspector', covers: '/_sandbox/ui: every account\'s objects, events, deliveries and journal, live; the clock, scenarios and snapshots' },
   { file: 'api-coverage.md', title: 'API coverage', covers: 'every operation, its rules and the sandbox\'s behaviour' },
