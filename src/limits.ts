@@ -9,6 +9,13 @@ export const LIMITS = {
   jsonBodyBytes: 15 * MB,
   /** A request's headers in all (Node's default, set explicitly on the server). Beyond: 431. */
   headerBytes: 16 * 1024,
+  /**
+   * Request bodies being received at once, over every connection of a server, each counted at its
+   * declared Content-Length (a chunked body at the JSON limit, the most it may hold) from its headers
+   * until it is parsed or refused. Beyond: 503 server_busy with Retry-After, the body unread and the
+   * connection closed; nothing is changed. 17 bodies of the largest kind at once.
+   */
+  bodyBytesInFlight: 256 * MB,
   /** Form (token endpoint) and YAML (scenario documents) bodies. Beyond: 413. */
   formBodyBytes: 1 * MB,
   /** PDF uploads, decoded content or fetched body (the spec's 10 MB). Beyond: 413. */

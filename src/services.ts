@@ -11,6 +11,7 @@ import type { DeliveryDuplicatesHook, DeliveryFaultHook } from './faults.js';
 import type { WebhookQueue } from './webhooks/queue.js';
 import type { MemoryBudget } from './budget/memory-budget.js';
 import type { SendGuard } from './http/send-guard.js';
+import type { BodyBudget } from './http/body-budget.js';
 import type { SnapshotTable } from './snapshots/table.js';
 
 /** Every service by its name (the names are exported next to their owners: WEBHOOKS_SERVICE, JOURNAL, ...). */
@@ -31,6 +32,8 @@ export interface Services {
   'pdf.fetchOptions': Partial<FetchOptions>;
   /** The bound on unread answers of the server made for these deps (createSandboxServer). */
   sendGuard: SendGuard;
+  /** The bound on request bodies being received at once, of the server made for these deps. */
+  bodyBudget: BodyBudget;
   /** Every partner's account snapshots (src/snapshots/). */
   snapshots: SnapshotTable;
   /** The --fixtures document (a dataset or a snapshot), loaded again after a full reset. */
