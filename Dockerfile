@@ -4,24 +4,34 @@
 # 0.0.0.0:4010. Any Node 22 (or newer) image with npm, sh and tar works as BASE_IMAGE
 # (scripts/container-smoke.sh builds with one made from the host's own node).
 ARG BASE_IMAGE=node:22-bookworm-slim
+# The npm registry both npm ci steps install from; empty: npm's own default (or the base image's
+# npmrc). Behind a company's mirror: --build-arg NPM_REGISTRY=<the mirror's URL>. It is passed to npm
+# on the command line, so no layer and no file of the image keeps it; a mirror that needs credentials
+# gets them from a build secret, never from a build argument.
+ARG NPM_REGISTRY=
+# The commit and the build time, for the image's labels (empty unless the build gives them).
+ARG REVISION=
+ARG CREATED=
 
 # Production dependencies from the lock file (cached until package*.json change), of which the image
 # keeps only what the command line loads from node_modules: its bundle (dist/cli/) holds the rest.
 # Types, source maps, package docs and the PDF packages' browser builds are not run: left out too.
 FROM ${BASE_IMAGE} AS deps
+ARG NPM_REGISTRY
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/prune-image.mjs scripts/prune-image.mjs
 COPY scripts/lib/cli-externals.mjs scripts/lib/cli-externals.mjs
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
+RUN npm ci ${NPM_REGISTRY:+--registry="$NPM_REGISTRY"} --omit=dev --no-audit --no-fund && npm cache clean --force \
  && node scripts/prune-image.mjs --cli-externals node_modules
 
 # Build with the dev dependencies, then pack: the image ships exactly what the npm package ships
 # (package.json "files"), so `docker run` and `npx billing-sandbox` run the same bits.
 FROM ${BASE_IMAGE} AS build
+ARG NPM_REGISTRY
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci ${NPM_REGISTRY:+--registry="$NPM_REGISTRY"} --no-audit --no-fund
 COPY . .
 RUN npm run build \
  && npm pack --ignore-scripts --pack-destination /tmp \
@@ -40,6 +50,19 @@ COPY scripts/runtime-rootfs.mjs /tmp/runtime-rootfs.mjs
 RUN node /tmp/runtime-rootfs.mjs /rootfs
 
 FROM scratch
+ARG BASE_IMAGE
+ARG REVISION
+ARG CREATED
+# The OCI annotations registries and scanners read (version: package.json's, test/docs-examples.test.ts
+# holds them equal).
+LABEL org.opencontainers.image.title="billing-sandbox" \
+      org.opencontainers.image.description="A stateful sandbox of a partner billing, payments and payables REST API, for tests" \
+      org.opencontainers.image.version="0.1.0" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.vendor="billing-sandbox maintainers" \
+      org.opencontainers.image.base.name="${BASE_IMAGE}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}"
 COPY --from=runtime /rootfs/ /
 ENV PATH=/usr/local/bin:/usr/bin:/bin \
     NODE_ENV=production \

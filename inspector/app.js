@@ -36,6 +36,8 @@ const state = {
   account: sessionStorage.getItem(ACCOUNT_KEY) || DEFAULT_ACCOUNT,
   accounts: [],
   kind: 'customers',
+  /** The account clock as last read: its time and when it was read here (performance.now()). */
+  clockRead: null,
   cursor: { after: undefined, before: undefined },
   page: null,
   selected: null,
@@ -137,9 +139,25 @@ function currentAccount() {
 
 async function loadClock() {
   const clock = await api('/_sandbox/clock');
-  $('clock-now').textContent = clock.now;
-  $('clock-big').textContent = clock.now;
+  showClock(clock.now);
   return clock;
+}
+
+/**
+ * The account clock, ticking: the sandbox's time as last read, moved on by the time that passed here
+ * since (the account clock runs with real time between advances). Read again on every clock message
+ * of the stream, an advance and an account change.
+ */
+function showClock(iso) {
+  state.clockRead = { ms: Date.parse(iso), at: performance.now() };
+  renderClock();
+}
+
+function renderClock() {
+  if (!state.clockRead) return;
+  const now = new Date(state.clockRead.ms + (performance.now() - state.clockRead.at)).toISOString().replace(/\.\d+Z$/, 'Z');
+  $('clock-now').textContent = now;
+  $('clock-big').textContent = now;
 }
 
 // ---------- objects ----------
@@ -320,8 +338,7 @@ async function advance(event) {
     const before = (await loadClock()).now;
     out.replaceChildren(h('p', { class: 'muted' }, 'Advancing…'));
     const result = await api('/_sandbox/clock/advance', { method: 'POST', body });
-    $('clock-now').textContent = result.now;
-    $('clock-big').textContent = result.now;
+    showClock(result.now);
     const fell = (await api('/_sandbox/events?limit=100')).data.filter((e) => e.timestamp > before);
     out.replaceChildren(...[
       h('p', {}, `Now ${result.now}: ${result.ran} due job${result.ran === 1 ? '' : 's'} ran.`),
@@ -550,7 +567,8 @@ function start() {
     e.preventDefault();
     try {
       const event = await api('/_sandbox/events', { method: 'POST', body: { topic: $('fire-topic').value, ...($('fire-entity').value.trim() ? { entity_id: $('fire-entity').value.trim() } : {}) } });
-      $('timeline-result').textContent = `Fired ${event.topic} on ${event.entity_id}.`;
+      const made = (event.made ?? []).map((m) => `${m.object.replace('_', ' ')} ${m.id}`).join(', ');
+      $('timeline-result').textContent = `Fired ${event.topic} on ${event.entity_id}${made ? `; made ${made}` : ''}.`;
     } catch (error) { fail(error); }
   });
   $('token-button').addEventListener('click', () => askForToken());
@@ -561,6 +579,7 @@ function start() {
     refreshAll().then(openStream).catch(fail);
   });
   refreshAll().then(openStream).catch(fail);
+  setInterval(renderClock, 1000);
 }
 
 start();

@@ -44,7 +44,7 @@ log "tarball: $(basename "$TARBALL") ($(($(stat -c %s "$TARBALL") / 1024)) kB)"
 tar -tzf "$TARBALL" | sed 's#^package/##' | sort >"$WORK/files.txt"
 for wanted in package.json README.md LICENSE dist/cli.js dist/index.js dist/index.d.ts dist/http/openapi.js \
     dist/cli/bundle.cjs dist/openapi/openapi.json dist/openapi/control-plane.json dist/openapi/openapi.requests.json dist/openapi/control-plane.requests.json \
-    dist/cjs/index.cjs dist/cjs/index.mjs dist/cjs/package.json dist/cjs/types/index.d.ts dist/cjs/THIRD_PARTY_LICENSES.txt openapi/openapi.yaml openapi/control-plane.yaml \
+    dist/cjs/index.cjs dist/cjs/index.mjs dist/cjs/client.cjs dist/cjs/client.mjs dist/cjs/testcontainers.cjs dist/cjs/testcontainers.mjs dist/cjs/package.json dist/cjs/types/index.d.ts dist/cjs/THIRD_PARTY_LICENSES.txt openapi/openapi.yaml openapi/control-plane.yaml \
     src/scenarios/scenario.schema.json src/fixtures/fixture.schema.json fixtures/demo.json scenarios/slow-api.json; do
   grep -qx "$wanted" "$WORK/files.txt" || fail "the tarball lacks $wanted"
 done

@@ -28,6 +28,8 @@ export const Errors = {
   linkForbidden: template(403, 'forbidden', 'The link is invalid or has expired.'),
   notFound: template(404, 'not_found', 'The requested object was not found.'),
   routeNotFound: template(404, 'not_found', 'No such endpoint.'),
+  /** A path of the document called with a method it does not list; the answer's Allow header names those it does. */
+  methodNotAllowed: template(405, 'method_not_allowed', 'The path does not take this method; the Allow header lists those it takes.'),
   conflict: template(409, 'invalid_state', 'The object is not in a state that allows this operation.'),
   idempotencyConflict: template(409, 'idempotency_key_reused', 'This idempotency key was already used with a different request body.'),
   /**

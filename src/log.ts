@@ -66,13 +66,22 @@ function prettyStream(destination?: NodeJS.WritableStream): pino.DestinationStre
 }
 
 type Req = IncomingMessage & { originalUrl?: string };
+
+/** The path health checks ask (Docker's HEALTHCHECK, Testcontainers' wait strategies, probes). */
+export const HEALTH_PATH = '/_sandbox/health';
+
+function isHealthCheck(req: Req): boolean {
+  const url = req.originalUrl ?? req.url ?? '';
+  return url === HEALTH_PATH || url.startsWith(`${HEALTH_PATH}?`);
+}
 type Res = ServerResponse;
 
 /**
  * The access line: method, path (never the query string), status, milliseconds, account and
  * operation. No headers and no bodies, so no credential, token or bank number can reach it.
  * 500 (an unexpected failure) is logged at error, other 5xx (answers forced by Prefer or a scenario)
- * at warn, everything else at info.
+ * at warn, a health check that answered at debug (a container's health check asks every few seconds:
+ * at info its lines would bury the traffic a person reads), everything else at info.
  */
 export function accessLog(logger: Logger): HttpLogger {
   const fields = (req: Req, res: Res, ms: number) => {
@@ -95,7 +104,11 @@ export function accessLog(logger: Logger): HttpLogger {
     logger,
     quietReqLogger: true,
     quietResLogger: true,
-    customLogLevel: (_req, res, err) => (err || res.statusCode === 500 ? 'error' : res.statusCode >= 500 ? 'warn' : 'info'),
+    customLogLevel: (req, res, err) => {
+      if (err || res.statusCode === 500) return 'error';
+      if (res.statusCode >= 500) return 'warn';
+      return isHealthCheck(req) ? 'debug' : 'info';
+    },
     customSuccessObject: (req, res, value) => fields(req, res, (value as { responseTime: number }).responseTime),
     customErrorObject: (req, res, _error, value) => fields(req, res, (value as { responseTime: number }).responseTime),
     customSuccessMessage: (req, res, ms) => message(req, res, ms),

@@ -5,12 +5,13 @@ import ipaddr from 'ipaddr.js';
 import type { AddressInfo } from 'node:net';
 import { createApp, createDeps, createSandboxServer, type DepsOverrides, type SandboxApp } from './app.js';
 import { defaultConfig, type DefaultCredentials, type Environment, type SandboxConfig } from './config.js';
+import { howToSet } from './settings.js';
 import type { Deps } from './deps.js';
 import { didYouMean } from './suggest.js';
 import { tokenRequestInit } from './auth/tokens.js';
 import { STREAM_SERVICE } from './stream/feature.js';
-import type { HttpErrorBody } from './errors.js';
 import { answerClientErrors } from './http/client-error.js';
+import { openConnection, readErrorBody, SandboxRequestError, type SandboxConnection } from './client/index.js';
 import type { ScenarioDocument } from './scenarios/document.js';
 
 
@@ -28,22 +29,14 @@ export interface AccountSelector {
 
 export type { ScenarioDocument, ScenarioRule } from './scenarios/document.js';
 
-/** The HttpError body the sandbox answers with (as read off the wire, so every field is optional). */
-export type SandboxErrorBody = Partial<HttpErrorBody> & Record<string, unknown>;
+export { SandboxRequestError, type SandboxErrorBody } from './client/index.js';
 
-/** An HttpError answered by the sandbox to one of the helpers. */
-export class SandboxRequestError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: SandboxErrorBody | undefined,
-    what: string,
-  ) {
-    super(`${what} answered ${status}${body?.code ? ` ${body.code}` : ''}${body?.message ? `: ${body.message}` : ''}`);
-    this.name = 'SandboxRequestError';
-  }
-}
-
-export interface RunningSandbox {
+/**
+ * A sandbox listening in this process. It is a SandboxConnection for the default partner's production
+ * key (`api`, `control`, `partner()`, as connect() and the Testcontainers module give), with the
+ * process-side handles (`deps`, `app`, `close()`) and account-selecting helpers.
+ */
+export interface RunningSandbox extends SandboxConnection {
   /** Base URL of the production API, e.g. http://127.0.0.1:54321 (the demo API is under `${url}/demo`). */
   url: string;
   port: number;
@@ -51,7 +44,7 @@ export interface RunningSandbox {
   credentials: DefaultCredentials;
   deps: Deps;
   app: SandboxApp;
-  /** A fresh access token for the default partner in an environment (default production). */
+  /** A fresh access token for the default partner in an environment (default production); `api` keeps its own. */
   token(environment?: Environment): Promise<string>;
   /** Stop listening, finish in-flight requests and due work, and flush the data file. Safe to call twice. */
   close(): Promise<void>;
@@ -109,7 +102,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     throw error;
   }
   if (!deps.config.adminToken && !isLoopback(bindHost)) {
-    deps.log.warn({ host: bindHost }, `listening on ${bindHost} without --admin-token: anyone who can reach this address can use the control plane (reset, create partners, manage the default partner's keys). Set --admin-token (SANDBOX_ADMIN_TOKEN) when others share the network.`);
+    deps.log.warn({ host: bindHost }, `listening on ${bindHost} without an admin token: anyone who can reach this address can use the control plane (reset, create partners, manage the default partner's keys). Set one with ${howToSet('adminToken', 'TOKEN')} when others share the network.`);
   }
   if (deps.config.realTimeTicks) deps.scheduler.startTicking();
   const { port } = server.address() as AddressInfo;
@@ -120,13 +113,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const token = async (environment: Environment = 'production'): Promise<string> => {
     const { client_id, client_secret } = deps.config.credentials[environment];
     const res = await fetch(`${url}${prefix(environment)}/oauth/token`, tokenRequestInit(client_id, client_secret));
-    const body = await readBody(res);
+    const body = await readErrorBody(res);
     if (!res.ok) throw new SandboxRequestError(res.status, body, 'POST /oauth/token');
     return (body as { access_token: string }).access_token;
   };
 
   /** A control-plane call, acting on the selected account (no selector: the default production account). */
-  const control = async (method: string, path: string, account: AccountSelector | undefined, body?: unknown) => {
+  const controlCall = async (method: string, path: string, account: AccountSelector | undefined, body?: unknown) => {
     const headers: Record<string, string> = {};
     if (deps.config.adminToken) headers['X-Sandbox-Admin-Token'] = deps.config.adminToken;
     const accessToken = account?.token ?? (account?.environment ? await token(account.environment) : undefined);
@@ -138,20 +131,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       headers,
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
-    const answer = await readBody(res);
+    const answer = await readErrorBody(res);
     if (!res.ok) throw new SandboxRequestError(res.status, answer, `${method} ${path}`);
     return answer as Record<string, unknown>;
   };
 
   let closing: Promise<void> | undefined;
-  return {
-    url,
-    port,
-    credentials: deps.config.credentials,
-    deps,
-    app,
-    token,
-    close: () => (closing ??= (async () => {
+  const close = () => (closing ??= (async () => {
       deps.scheduler.stopTicking();
       // Live streams never end by themselves: end them first, or server.close() would wait for ever.
       deps.services.get(STREAM_SERVICE)?.close();
@@ -163,29 +149,46 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       deps.services.closeAll();
       await deps.store.close();
       await deps.blobs.close();
-    })()),
+    })());
+  const connection = openConnection({
+    origin: url,
+    environment: 'production',
+    credentials: deps.config.credentials.production,
+    adminToken: deps.config.adminToken || undefined,
+    fetch: (input, init) => fetch(input, init),
+    close,
+  });
+  return {
+    ...connection,
+    url,
+    port,
+    credentials: deps.config.credentials,
+    deps,
+    app,
+    token,
+    close,
     // Through the control plane, so the helpers do exactly what a partner's HTTP calls would do.
     reset: async (account) => {
-      await control('POST', '/_sandbox/reset', account);
+      await controlCall('POST', '/_sandbox/reset', account);
     },
     advanceClock: async (seconds, account) => {
-      const answer = await control('POST', '/_sandbox/clock/advance', account, { seconds });
+      const answer = await controlCall('POST', '/_sandbox/clock/advance', account, { seconds });
       return answer.now as string;
     },
     loadScenario: async (document, account) => {
-      const answer = await control('POST', '/_sandbox/scenarios', account, document);
+      const answer = await controlCall('POST', '/_sandbox/scenarios', account, document);
       return { id: answer.id as string };
     },
     clearScenarios: async (account) => {
-      const answer = await control('DELETE', '/_sandbox/scenarios', account);
+      const answer = await controlCall('DELETE', '/_sandbox/scenarios', account);
       return answer.deleted as number;
     },
     saveSnapshot: async (name, account) => {
-      const answer = await control('POST', '/_sandbox/snapshots', account, { name, replace: true });
+      const answer = await controlCall('POST', '/_sandbox/snapshots', account, { name, replace: true });
       return { bytes: answer.bytes as number, counts: answer.counts as Record<string, number> };
     },
     restoreSnapshot: async (name, account) => {
-      await control('POST', `/_sandbox/snapshots/${encodeURIComponent(name)}/restore`, account);
+      await controlCall('POST', `/_sandbox/snapshots/${encodeURIComponent(name)}/restore`, account);
     },
   };
 }
@@ -198,15 +201,5 @@ function isLoopback(host: string): boolean {
     return address.range() === 'loopback';
   } catch {
     return false;
-  }
-}
-
-async function readBody(res: Response): Promise<Record<string, unknown> | undefined> {
-  const text = await res.text();
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return { message: text.slice(0, 200) };
   }
 }

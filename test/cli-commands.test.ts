@@ -57,7 +57,7 @@ describe('help', () => {
     [['serve', '--help'], ['--port', '--data', '--token-ttl', 'SANDBOX_RATE_LIMIT']],
     [['clock', '--help'], ['advance', '--url', 'SANDBOX_URL', '--admin-token', '--client-id', '--client-secret', '--json']],
     [['clock', 'advance', '--help'], ['[duration]', '--to', '90s, 15m, 2h, 30d']],
-    [['trigger', '--help'], ['<topic>', '--entity-id', '--duplicate <n>', 'invoice_paid']],
+    [['trigger', '--help'], ['<topic>', '--id', '--duplicate <n>', 'invoice_paid']],
     [['listen', '--help'], ['--topics', '--forward-to', '--secret']],
     [['requests', '--help'], ['--follow', '--method', '--path', '--limit']],
     [['reset', '--help'], ['--all']],
@@ -122,23 +122,45 @@ describe('clock', () => {
 });
 
 describe('trigger', () => {
-  it('fires the topic as POST /_sandbox/events does and prints the event id', async () => {
+  it('fires the topic as POST /_sandbox/events does and prints the event id; --id (or --entity-id) names the object', async () => {
     const made = await api('POST', '/customers', { name: 'Triggered Ltd' });
-    const res = await cli(['trigger', 'customer_updated', '--entity-id', made.body.id]);
-    expect(res.status).toBe(0);
-    const [event] = eventLog(account()).newest({ field: 'topic', value: 'customer_updated' });
-    expect(res.stdout).toBe(`${event.idempotency_key}\n`);
-    expect(event.entity_id).toBe(made.body.id);
-    expect(res.stderr).toContain(`customer_updated on ${made.body.id}`);
+    for (const flag of ['--id', '--entity-id']) {
+      const res = await cli(['trigger', 'customer_updated', flag, made.body.id]);
+      expect(res.status).toBe(0);
+      const [event] = eventLog(account()).newest({ field: 'topic', value: 'customer_updated' });
+      expect(res.stdout).toBe(`${event.idempotency_key}\n`);
+      expect(event.entity_id).toBe(made.body.id);
+      expect(res.stderr).toContain(`customer_updated on ${made.body.id} at `);
+      expect(res.stderr).not.toContain('made ');
+    }
     const json = JSON.parse((await cli(['trigger', 'customer_created', '--json'])).stdout);
-    expect(json).toMatchObject({ topic: 'customer_created', entity_id: made.body.id, idempotency_key: expect.stringMatching(/^evt_/), data: expect.any(Object) });
+    expect(json).toMatchObject({ topic: 'customer_created', entity_id: expect.not.stringMatching(made.body.id), idempotency_key: expect.stringMatching(/^evt_/), data: expect.any(Object), made: [{ object: 'customer', id: json.entity_id }] });
+  });
+
+  it('trigger invoice_paid makes a customer, a card, an invoice and its payment, prints them, and the invoice is PAID', async () => {
+    const res = await cli(['trigger', 'invoice_paid']);
+    expect(res.status).toBe(0);
+    const [event] = eventLog(account()).newest({ field: 'topic', value: 'invoice_paid' });
+    expect(res.stdout).toBe(`${event.idempotency_key}\n`);
+    expect(res.stderr).toContain(`invoice_paid on ${event.entity_id} at `);
+    expect(res.stderr).toMatch(new RegExp(`made customer cus_\\w+, payment method pm_\\w+, invoice ${event.entity_id}, payment pay_\\w+, payout po_\\w+`));
+    expect((await api('GET', `/invoices/${event.entity_id}`)).body.status).toBe('PAID');
+    // Named, a paid invoice: restated; an archived one: refused (exit 1) with the reason.
+    const again = await cli(['trigger', 'invoice_paid', '--id', event.entity_id]);
+    expect([again.status, again.stderr]).toEqual([0, expect.not.stringContaining('made ')]);
+    const created = await cli(['trigger', 'invoice_created', '--json']);
+    const archived = JSON.parse(created.stdout).entity_id;
+    expect((await api('DELETE', `/invoices/${archived}`)).status).toBe(200);
+    const refused = await cli(['trigger', 'invoice_paid', '--id', archived]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(new RegExp(`409 invalid_state: Cannot fire invoice_paid for ${archived}: the invoice is archived`));
   });
 
   it('names the nearest topic for a misspelt one (exit 2) and prints the sandbox\'s 404 for an unknown entity (exit 1)', async () => {
     const typo = await cli(['trigger', 'invoice_payd']);
     expect(typo.status).toBe(2);
     expect(typo.stderr).toContain('unknown topic invoice_payd; did you mean invoice_paid?');
-    const missing = await cli(['trigger', 'invoice_paid', '--entity-id', 'inv_nope']);
+    const missing = await cli(['trigger', 'invoice_paid', '--id', 'inv_nope']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/refused POST \/_sandbox\/events: 404 not_found: .*inv_nope/);
   });
@@ -159,7 +181,7 @@ describe('trigger --duplicate', () => {
       expect(res.stderr).toContain('delivered, then sent 2 more times with the same idempotency_key');
       await post('/customers', { name: 'After The Drill' });
       await receiver.waitForCount('customer_created', 4, { timeoutMs: 10_000 });
-      expect(receiver.deliveries.map((d) => (d.idempotency_key === key ? 'drill' : d.data.name))).toEqual(['drill', 'drill', 'drill', 'After The Drill']);
+      expect(receiver.deliveries.map((d) => (d.idempotency_key === key ? 'drill' : (d.topic === 'customer_created' ? d.data.name : d.topic)))).toEqual(['drill', 'drill', 'drill', 'After The Drill']);
       expect(receiver.countsByKey().get(key)).toBe(3);
 
       const tooMany = await cli(['trigger', 'customer_created', '--duplicate', '6'], { SANDBOX_URL: local.url });
@@ -200,6 +222,18 @@ describe('requests', () => {
     expect(shown.filter((r: never) => /^billing-sandbox-cli\//.test(agent(r)))).toEqual([]);
     const all = JSON.parse((await cli(['requests', '--all', '--json'])).stdout).data;
     expect(all.filter((r: never) => /^billing-sandbox-cli\//.test(agent(r))).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('--limit N shows N of the partner\'s requests: the command line\'s own token requests are left out first', async () => {
+    for (let i = 0; i < 4; i++) await api('POST', '/customers', { name: `Limit ${i}` });
+    // Each command asks for a token first: three more requests of the CLI's own, newest.
+    for (let i = 0; i < 3; i++) expect((await cli(['clock'])).status).toBe(0);
+    const shown = JSON.parse((await cli(['requests', '--limit', '5', '--json'])).stdout).data as Array<{ method: string; path: string; request: { headers: Record<string, string> } }>;
+    expect(shown).toHaveLength(5);
+    expect(shown.filter((r) => /^billing-sandbox-cli\//.test(r.request.headers['user-agent']))).toEqual([]);
+    expect(shown.slice(0, 4).map((r) => `${r.method} ${r.path}`)).toEqual(['POST /customers', 'POST /oauth/token', 'POST /customers', 'POST /oauth/token']);
+    const text = (await cli(['requests', '--limit', '5'])).stdout.trimEnd().split('\n');
+    expect(text).toHaveLength(1 + 5);
   });
 
   it('--follow prints new requests as they arrive and stops cleanly on Ctrl-C', async () => {

@@ -6,8 +6,8 @@
 // ones are Vitest files there too.
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { setup } from './helpers.js';
 import { webhookSandbox } from './webhooks-support.js';
@@ -34,13 +34,15 @@ describe('docs quote their examples', () => {
   it('every documentation example file is quoted somewhere', async () => {
     const { quotedFiles } = (await import(join(ROOT, 'scripts/docs-examples.mjs'))) as { quotedFiles: () => string[] };
     const quoted = new Set(quotedFiles());
-    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'snapshots', 'control-plane', 'logs', 'first-test']
-      .flatMap((dir) => readdirSync(join(ROOT, 'examples', dir)).map((f) => `examples/${dir}/${f}`));
+    const files = ['readme', 'running', 'scenarios', 'fixtures', 'webhooks', 'snapshots', 'control-plane', 'logs', 'other-languages', 'first-test']
+      .flatMap((dir) => readdirSync(join(ROOT, 'examples', dir), { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile() && !entry.parentPath.includes('__pycache__'))
+        .map((entry) => relative(ROOT, join(entry.parentPath, entry.name))));
     expect(files.filter((f) => !quoted.has(f))).toEqual([]);
   });
 
   it('the shell examples are valid bash', () => {
-    for (const dir of ['readme', 'running', 'scenarios', 'webhooks', 'snapshots', 'first-test']) {
+    for (const dir of ['readme', 'running', 'scenarios', 'webhooks', 'snapshots', 'other-languages', 'first-test']) {
       for (const file of readdirSync(join(ROOT, 'examples', dir)).filter((f) => f.endsWith('.sh'))) {
         expect(() => execFileSync('bash', ['-n', join(ROOT, 'examples', dir, file)])).not.toThrow();
       }
@@ -102,13 +104,15 @@ describe('the delivery drills of docs/webhooks.md', () => {
       await w.sb.advance(90).expect(200);
       const ip = paid.body.entity_id;
       const key = paid.body.idempotency_key;
-      // The fired invoice_paid paid the invoice with a manual payment, which settles during the first
-      // advance and records invoice_paid again (another key): delivered in its turn, not duplicated.
-      expect(receiver.deliveries.map((x) => `${x.entity_id} ${x.idempotency_key === key ? 'fired ' : ''}${x.status}`)).toEqual([
-        `${a} 200`, `${ip} fired 401`, `${ip} fired 200`, `${ip} fired 200`, `${ip} fired 200`, `${b} 200`, `${ip} 200`, `${c} 200`, `${c} 200`, `${d} 200`,
+      // The fired invoice_paid made its own customer (the second customer_created, before the invoice
+      // was paid, so B's is the third: the one timed out and sent again) and paid the invoice at once:
+      // one invoice_paid, the one fired.
+      const x = paid.body.made.find((m: { object: string }) => m.object === 'customer').id;
+      expect(receiver.deliveries.map((d) => `${d.entity_id} ${d.idempotency_key === key ? 'fired ' : ''}${d.status}`)).toEqual([
+        `${a} 200`, `${x} 200`, `${ip} fired 401`, `${ip} fired 200`, `${ip} fired 200`, `${ip} fired 200`, `${b} 200`, `${b} 200`, `${c} 200`, `${d} 200`,
       ]);
       const drills = ((await w.sb.http.get('/_sandbox/webhooks/deliveries')).body.data as Array<{ drill: string | null }>).reverse().map((x) => x.drill);
-      expect(drills).toEqual([null, 'wrong_secret', 'duplicate_delivery', 'duplicate_delivery', 'duplicate_delivery', null, null, 'timeout_after_delivery', null, null]);
+      expect(drills).toEqual([null, null, 'wrong_secret', 'duplicate_delivery', 'duplicate_delivery', 'duplicate_delivery', 'timeout_after_delivery', null, null, null]);
     } finally {
       await receiver.close();
       await w.close();
@@ -195,6 +199,42 @@ describe('the deployment examples (Docker and CI are not available here: they ar
     const script = /node (examples\/first-test\/[\w.-]+\.mjs)/.exec(text)?.[1];
     expect(script).toBe('examples/first-test/first-test.mjs');
     expect(read(script as string)).toContain('process.env.RECEIVER_HOST');
+  });
+
+  it('the other languages\' recipes give the sandbox only documented flags and variables, and the CI ones wait, subscribe and read the events', () => {
+    // What a recipe passes to docker or Testcontainers besides the sandbox's own flags.
+    const containerFlags = new Set(['--add-host', '--rm', '--name', '--health-interval', '--health-timeout', '--health-retries', '--wait', '--profile']);
+    const recipes = ['java/BillingSandboxTest.java', 'python/conftest.py', 'go/billing_test.go', 'github-actions.yaml', 'gitlab-ci.yml', 'compose.yaml', 'ci-check.sh'];
+    for (const file of recipes) {
+      const text = read(`examples/other-languages/${file}`);
+      const flags = [...text.matchAll(/["\s](--[a-z][a-z-]+)/g)].map((m) => m[1]).filter((flag) => !containerFlags.has(flag));
+      expect([file, flags.filter((flag) => !DOCUMENTED_FLAGS.has(flag))]).toEqual([file, []]);
+      const variables = [...text.matchAll(/\b(SANDBOX_[A-Z_]+)\b/g)].map((m) => m[1]);
+      expect([file, variables.filter((name) => !CONFIG_VARIABLES.has(name))]).toEqual([file, []]);
+    }
+    // Each recipe's six steps: the wait, a partner's credentials, a token, a receiver on 0.0.0.0 with http webhooks, the events.
+    const recipeFiles = { java: ['java/BillingSandboxTest.java'], python: ['python/conftest.py', 'python/sandbox_client.py', 'python/test_billing.py'], go: ['go/billing_test.go'], github: ['github-actions.yaml', 'ci-check.sh'], gitlab: ['gitlab-ci.yml', 'ci-check.sh'] };
+    for (const [recipe, files] of Object.entries(recipeFiles)) {
+      const text = files.map((file) => read(`examples/other-languages/${file}`)).join('\n');
+      const missing = ['/_sandbox/health', '/_sandbox/partners', '/oauth/token', '/_sandbox/events', '0.0.0.0', /allow.http.webhooks/i]
+        .filter((needed) => (typeof needed === 'string' ? !text.includes(needed) : !needed.test(text)));
+      expect([recipe, missing]).toEqual([recipe, []]);
+    }
+    const github = parseYaml(read('examples/other-languages/github-actions.yaml')).jobs.integration;
+    const service = github.services['billing-sandbox'];
+    expect(Object.keys(service.env).filter((name) => !CONFIG_VARIABLES.has(name))).toEqual([]);
+    expect(service.options).toContain('--add-host host.docker.internal:host-gateway');
+    expect(service.options).toContain('--health-interval');
+    const gitlab = parseYaml(read('examples/other-languages/gitlab-ci.yml')).integration;
+    expect(gitlab.services[0].command.filter((arg: string) => arg.startsWith('--') && !DOCUMENTED_FLAGS.has(arg))).toEqual([]);
+    expect(gitlab.variables.FF_NETWORK_PER_BUILD).toBe('true');
+    const compose = parseYaml(read('examples/other-languages/compose.yaml')).services;
+    expect(Object.keys(compose['billing-sandbox'].environment).filter((name) => !CONFIG_VARIABLES.has(name))).toEqual([]);
+    expect(compose['billing-sandbox'].extra_hosts).toEqual(['host.docker.internal:host-gateway']);
+    expect(compose.tests.depends_on['billing-sandbox'].condition).toBe('service_healthy');
+    for (const script of [...github.steps, { run: gitlab.script.join('\n') }].map((step: { run?: string }) => step.run ?? '')) {
+      for (const [, path] of script.matchAll(/bash (examples\/\S+)/g)) expect(existsSync(join(ROOT, path))).toBe(true);
+    }
   });
 
   it('the quick start names npm scripts the package has', () => {

@@ -4,11 +4,12 @@
 // Chromium (playwright-core with Debian's chromium; skipped with a message when it is absent):
 // a customer appears without reloading, an advance from the page turns an invoice OVERDUE, a failing
 // receiver's attempts arrive and the queue is resumed from the page, a bad scenario names its field, a
-// snapshot is saved, refused (its field named), exported and restored from the Snapshots tab.
+// snapshot is saved, refused (its field named), exported and restored from the Snapshots tab, ids
+// read on one line at 1280 pixels, the header clock ticks, and the page is ready at `load`.
 // INSPECTOR_SCREENSHOTS=1 also writes docs/inspector-wide.png, docs/inspector-narrow.png and
 // docs/inspector-snapshots.png.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -400,10 +401,54 @@ browserDescribe('the inspector in headless Chromium', () => {
     }
   });
 
+  it('at 1280 pixels shows every id on one line, lets the header clock tick, and says what a fired event made', async () => {
+    // Objects of several kinds, with long statuses and summaries beside the ids.
+    for (const topic of ['invoice_paid', 'payment_refunded', 'payout_paid']) expect((await sb.http.post('/_sandbox/events').send({ topic })).status).toBe(201);
+    await page.click('.tabs [data-tab="objects"]');
+    for (const kind of ['payments', 'payment_methods', 'payouts', 'invoices']) {
+      await page.click(`[data-kind="${kind}"]`);
+      await page.locator('#rows tr[data-id]').first().waitFor();
+      await page.locator('#rows tr[data-id]').first().click();
+      await page.locator('#detail h2').waitFor();
+      // Lines of text each id cell takes (a range's client rects: one per line box).
+      const lines = await page.evaluate(() => [...document.querySelectorAll('#rows td.id, #detail td.id')].map((td) => {
+        const range = document.createRange();
+        range.selectNodeContents(td);
+        return [td.textContent, range.getClientRects().length];
+      }));
+      expect(lines.length).toBeGreaterThan(1);
+      for (const [id, count] of lines) expect([kind, id, count]).toEqual([kind, id, 1]);
+    }
+    // The account clock runs with real time between reads: the header moves on by itself.
+    const first = await page.locator('#clock-now').textContent();
+    expect(first).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    await until(() => page.locator('#clock-now').textContent(), (t) => t !== first, 5000);
+    await page.click('.tabs [data-tab="timeline"]');
+    await page.selectOption('#fire-topic', 'invoice_paid');
+    await page.click('#fire button[type=submit]');
+    await until(() => page.locator('#timeline-result').textContent(), (t) => Boolean(t?.startsWith('Fired invoice_paid')));
+    await expect(page.locator('#timeline-result').textContent()).resolves.toMatch(/; made customer cus_\w+, payment method pm_\w+, invoice inv_\w+, payment pay_\w+, payout po_\w+\.$/);
+  });
+
+  it('is ready at load, never at networkidle (its live stream stays open), as docs/inspector.md tells automations', async () => {
+    const doc = readFileSync('docs/inspector.md', 'utf8');
+    expect(doc).toMatch(/Wait for `load`/);
+    expect(doc).toContain('networkidle');
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await tab.goto(`${origin}/_sandbox/ui`, { waitUntil: 'load' });
+      await tab.waitForSelector('#live:not(.off)');
+      await expect(tab.waitForLoadState('networkidle', { timeout: 1500 })).rejects.toThrow(/Timeout/);
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('fits 1280 and 390 pixels wide, every control labelled (and writes the screenshots when asked)', async () => {
     await page.click('.tabs [data-tab="objects"]');
     await page.click('[data-kind="invoices"]');
-    await page.locator('#rows tr[data-id]').first().click();
+    // The OVERDUE invoice (the screenshot's subject: one with moves left), not the paid ones fired above.
+    await page.locator('#rows tr[data-id]', { hasText: 'OVERDUE' }).first().click();
     await page.locator('#detail h2').waitFor();
     if (process.env.INSPECTOR_SCREENSHOTS) await page.screenshot({ path: 'docs/inspector-wide.png', fullPage: false });
     await page.setViewportSize({ width: 390, height: 844 });

@@ -158,6 +158,23 @@ describe('request journal', () => {
     expect(listed.data[0].request.body).toEqual({ name: 'Spaced \u00e9', client_secret: '***', nested: [{ card_number: '***' }] });
   });
 
+  it('leaves out one User-Agent before the limit applies (the command line\'s own token requests), whether the request was kept small or large', async () => {
+    const cli = 'billing-sandbox-cli/0.1.0';
+    const tokenAs = (agent: string) => sb.http.post('/oauth/token').set('User-Agent', agent).auth('sandbox_client_id', 'sandbox_client_secret').type('form').send({ grant_type: 'client_credentials' }).expect(200);
+    await api.post('/customers', { name: 'First' }).set('User-Agent', 'partner-app/1').expect(201);
+    await tokenAs(cli);
+    // A large body is copied at once (the other way a request is kept).
+    await api.post('/customers', { name: 'x'.repeat(300_000) }).set('User-Agent', cli);
+    await api.get('/customers').set('User-Agent', 'partner-app/1').expect(200);
+    for (let i = 0; i < 3; i++) await tokenAs(cli);
+    const rows = async (q: string) => (await journal(q).expect(200)).body.data.map((e: { method: string; path: string; request: { headers: Record<string, string> } }) => `${e.method} ${e.path} ${e.request.headers['user-agent'] ?? '-'}`);
+    expect(await rows('?limit=2')).toEqual([`POST /oauth/token ${cli}`, `POST /oauth/token ${cli}`]);
+    expect(await rows(`?limit=2&exclude_user_agent=${encodeURIComponent(cli)}`)).toEqual(['GET /customers partner-app/1', 'POST /customers partner-app/1']);
+    // Exactly that agent: a prefix of it is another one.
+    expect((await rows('?exclude_user_agent=billing-sandbox-cli')).length).toBe(8);
+    expect((await journal('?exclude_user_agent=')).status).toBe(400);
+  });
+
   it('shortens long strings such as base64 documents', async () => {
     await api.post('/customers', { name: 'x'.repeat(5000) });
     const [entry] = (await journal()).body.data;

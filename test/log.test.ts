@@ -118,3 +118,20 @@ describe('logged errors', () => {
     expect(types[0]).toMatchObject({ message: 'disk full', stack: expect.stringContaining('disk full') });
   });
 });
+
+describe('health checks', () => {
+  it('log at debug, not as an access line at info: a container asks every few seconds', async () => {
+    const atInfo = sink();
+    const http = await sandboxLoggingTo(createLogger('info', { pretty: false, destination: atInfo.stream }));
+    for (let i = 0; i < 5; i++) await http.get('/_sandbox/health').expect(200);
+    await http.get('/no-such-path').expect(404);
+    expect(atInfo.lines.map((line) => (JSON.parse(line) as { path: string }).path)).toEqual(['/no-such-path']);
+
+    const atDebug = sink();
+    const logger = createLogger('debug', { pretty: false, destination: atDebug.stream });
+    const deps = await createDeps({ rateLimit: 0, logLevel: 'debug' }, { realNow: () => START, logger });
+    await request(createApp(deps)).get('/_sandbox/health').expect(200);
+    const entries = atDebug.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((e) => e.path === '/_sandbox/health');
+    expect(entries.map((e) => [e.level, e.method, e.status])).toEqual([[20, 'GET', 200]]);
+  });
+});

@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { OpenAPIBackend } from 'openapi-backend';
-import { buildDocuments, builtCopy, builtRequestsCopy, createBackend, dereferenceInPlace, documentOperations, forRequests, loadDocument, OPENAPI_DIR } from '../src/http/openapi.js';
+import { BODY_CHECKED_BY_HANDLER, buildDocuments, builtCopy, builtRequestsCopy, createBackend, dereferenceInPlace, documentOperations, forRequests, loadDocument, OPENAPI_DIR } from '../src/http/openapi.js';
 import { setup } from './helpers.js';
 
 const asParsed = (name: 'openapi' | 'control-plane') => JSON.stringify(loadDocument(name).document);
@@ -57,8 +57,15 @@ describe('the shared OpenAPI documents', () => {
       expect(builtRequestsCopy(JSON.stringify(built), readFileSync(`${OPENAPI_DIR}${name}.yaml`, 'utf8'))).toBeUndefined();
       const operations = documentOperations(name);
       const expected = structuredClone(built.document);
-      for (const { path, method } of operations) delete (expected.paths![path] as Record<string, { responses?: unknown }>)[method].responses;
+      for (const { path, method } of operations) {
+        const operation = (expected.paths![path] as Record<string, { responses?: unknown; requestBody?: { content: Record<string, { schema?: unknown }> } } & Record<string, unknown>>)[method];
+        delete operation.responses;
+        // A body its handler checks itself (after the door) is left to it: no schema for the router.
+        if (operation[BODY_CHECKED_BY_HANDLER] === true) for (const media of Object.values(operation.requestBody!.content)) delete media.schema;
+      }
       delete expected.components!.responses;
+      // The answers of requests without an operation are answers too.
+      delete (expected as { 'x-unrouted-responses'?: unknown })['x-unrouted-responses'];
       expect(stored.document).toEqual(expected);
       expect(stored.sha256).toBe(built.sha256);
       expect(stored.references.length).toBeGreaterThan(100);

@@ -311,11 +311,13 @@ describe('the HTTP surface', () => {
     expect(yaml.text).toContain('openapi: 3.1.1');
   });
 
-  it('answers unknown routes, and known paths with another method, with a 404 HttpError', async () => {
-    for (const res of [await api.get('/no-such-thing'), await sb.http.put('/customers').set('Authorization', `Bearer ${await sb.token()}`).send({})]) {
-      expect(res.status).toBe(404);
-      expect(res.body).toMatchObject({ code: 'not_found', message: expect.any(String), validation_errors: {} });
-    }
+  it('answers an unknown route with a 404 HttpError, and a known path with another method with 405 and Allow', async () => {
+    const unknown = await api.get('/no-such-thing');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ code: 'not_found', message: expect.any(String), validation_errors: {} });
+    const other = await sb.http.put('/customers').set('Authorization', `Bearer ${await sb.token()}`).send({});
+    expect([other.status, other.headers.allow]).toEqual([405, 'GET, POST']);
+    expect(other.body).toMatchObject({ code: 'method_not_allowed', validation_errors: { method: 'must be one of GET, POST' } });
   });
 
   it('routes a literal segment before a template at the same place', async () => {

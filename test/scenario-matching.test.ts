@@ -165,7 +165,7 @@ describe('the matcher\'s smaller rules', () => {
     lowerLimit('globalScenarios', 2);
     const box = await setup({ scenarios: ['slow-api', 'slow-api'] });
     expect(await list(box, await box.token())).toHaveLength(2);
-    await expect(setup({ scenarios: ['slow-api', 'slow-api', 'slow-api'] })).rejects.toThrow('At most 2 --scenario documents can be loaded at start (got 3).');
+    await expect(setup({ scenarios: ['slow-api', 'slow-api', 'slow-api'] })).rejects.toThrow('At most 2 documents of --scenario (SANDBOX_SCENARIOS, startSandbox option scenarios) can be loaded at start (got 3).');
   });
 
   it('give account scenarios ids of 20 hex digits, and refuse one past LIMITS.scenariosPerAccount saying what to do', async () => {

@@ -415,8 +415,11 @@ describe('the scenario schemas', () => {
   });
 
   it('the control-plane document describes every field and action of a rule, and the cap in words', () => {
-    const schemas = loadDocument('control-plane').document.components?.schemas as Record<string, { properties: Record<string, { description?: string; properties?: Record<string, { description?: string }> }> }>;
-    const described = schemas.ScenarioRule.properties;
+    type Described = { $ref?: string; description?: string; properties?: Record<string, { description?: string }> };
+    const schemas = loadDocument('control-plane').document.components?.schemas as Record<string, { properties: Record<string, Described> }>;
+    // A field given by reference (an action's own schema) is read where the reference points.
+    const followed = (node: Described): Described => (node.$ref ? { ...(schemas[node.$ref.split('/').pop()!] as Described), ...node } : node);
+    const described = Object.fromEntries(Object.entries(schemas.ScenarioRule.properties).map(([k, v]) => [k, followed(v)]));
     expect(Object.keys(described).sort()).toEqual(Object.keys(ruleSchema().rule.properties).sort());
     expect(described.duplicate_delivery.properties?.count.description).toContain(`1 to ${LIMITS.webhookDuplicateCopies}`);
     for (const action of ['duplicate_delivery', 'timeout_after_delivery', 'wrong_secret']) expect(described[action].description).toMatch(/Counts (attempts|deliveries)/);

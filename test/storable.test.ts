@@ -441,14 +441,14 @@ describe('odd numerals', () => {
 
 describe('headers a scenario cannot set', () => {
   const schemaPattern = () => (JSON.parse(readFileSync('src/scenarios/scenario.schema.json', 'utf8')) as { $defs: { respond: { properties: { headers: { propertyNames: { not: { pattern: string; description: string } } } } } } }).$defs.respond.properties.headers.propertyNames.not;
-  /** The rule as the control-plane document states it: ScenarioDocument's rules are ScenarioRule items. */
+  /** The rule as the control-plane document states it: ScenarioDocument's rules are ScenarioRule items, whose respond is ScenarioRespond. */
   const documentPattern = () => {
     const schemas = loadDocument('control-plane').document.components?.schemas as unknown as {
       ScenarioDocument: { properties: { rules: { items: { $ref: string } } } };
-      ScenarioRule: { properties: { respond: { properties: { headers: { propertyNames: { not: { pattern: string; description: string } } } } } } };
+      ScenarioRespond: { properties: { headers: { propertyNames: { not: { pattern: string; description: string } } } } };
     };
     expect(schemas.ScenarioDocument.properties.rules.items.$ref).toBe('#/components/schemas/ScenarioRule');
-    return schemas.ScenarioRule.properties.respond.properties.headers.propertyNames.not;
+    return schemas.ScenarioRespond.properties.headers.propertyNames.not;
   };
 
   it('are the same rule in scenario.schema.json and the control-plane document, and it refuses exactly the framing and hop-by-hop names in any case', () => {

@@ -482,7 +482,7 @@ describe('isolation', () => {
     expect(w.receiver.deliveries.map((d) => d.path)).toEqual(['/default']);
     await other.post('/customers', { name: 'Theirs' }).expect(201);
     await w.settle(otherAccount);
-    expect(w.receiver.deliveries.map((d) => [d.path, d.data.name])).toEqual([['/default', 'Mine'], ['/other', 'Theirs']]);
+    expect(w.receiver.accepted('customer_created').map((d) => [d.path, d.data.name])).toEqual([['/default', 'Mine'], ['/other', 'Theirs']]);
     expect((await other.get('/webhooks/events')).body.data).toHaveLength(1);
     expect((await demo.get('/webhooks/events')).body.data).toEqual([]);
     const otherLog = await w.sb.http.get('/_sandbox/webhooks/deliveries').set('Authorization', `Bearer ${otherToken}`);

@@ -8,24 +8,19 @@ import { startSandbox, startWebhookReceiver } from 'billing-sandbox';
 
 const sandbox = await startSandbox({ port: 0, allowHttpWebhooks: true });
 const receiver = await startWebhookReceiver();            // http://127.0.0.1:<free port>
-const token = await sandbox.token();
-const post = (path: string, body: object) => fetch(`${sandbox.url}${path}`, {
-  method: 'POST',
-  headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-  body: JSON.stringify(body),
-});
-await post('/webhooks', { endpoint_url: `${receiver.url}/hooks`, topic: 'customer_created', secret_key: 's3cret' });
+const { api } = sandbox;
+await api.POST('/webhooks', { body: { endpoint_url: `${receiver.url}/hooks`, topic: 'customer_created', secret_key: 's3cret' } });
 
-await post('/customers', { name: 'Acme Corp', email: 'ap@acme.test' });
+await api.POST('/customers', { body: { name: 'Acme Corp', email: 'ap@acme.test' } });
 const hook = await receiver.waitFor('customer_created', { timeoutMs: 5000 });
-hook.entity_id; hook.data; hook.secret;                    // cus_...; the customer; 's3cret' (the Authorization header)
+hook.entity_id; hook.data.name; hook.secret;               // cus_...; 'Acme Corp' (typed per topic); 's3cret' (the Authorization header)
 
 // A delivery that fails: answer 503 (a number, or a function deciding per delivery) ...
 const refused = new Promise((resolve) => receiver.respondWith((delivery) => (resolve(delivery), 503)));
-await post('/customers', { name: 'Globex', email: 'ap@globex.test' });
+await api.POST('/customers', { body: { name: 'Globex', email: 'ap@globex.test' } });
 await refused;                                             // the sandbox sent it and got 503
 receiver.respondWith(200);                                 // ... then accept again:
-await sandbox.advanceClock(90);                            // the first retry (90 s later) falls due and is delivered
+await sandbox.control.clock.advance('90s');                // the first retry (90 s later) falls due and is delivered
 const [first, second] = await receiver.waitForCount('customer_created', 2);   // two accepted deliveries
 receiver.deliveries.map((d) => d.status);                  // [200, 503, 200]: every delivery, as answered
 await receiver.close();

@@ -2,16 +2,16 @@
 import { Command, Option } from 'commander';
 import { clientAction, withClientOptions } from './client.js';
 import { usageError } from './errors.js';
+import { DurationError, parseDuration as parseSeconds } from '../client/duration.js';
 
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
-
-/** `90s`, `15m`, `2h`, `30d`, or a sum of them (`1d12h`) -> seconds; anything else is a usage error. */
+/** `90s`, `15m`, `2h`, `30d`, or a sum of them (`1d12h`) -> seconds (src/client/duration.ts); anything else is a usage error. */
 export function parseDuration(raw: string): number {
-  const parts = /^(\d+[smhd])+$/.test(raw) ? raw.match(/\d+[smhd]/g)! : null;
-  if (!parts) throw usageError(`"${raw}" is not a duration: use a number and a unit, e.g. 90s, 15m, 2h, 30d (or 1d12h)`);
-  const seconds = parts.reduce((sum, part) => sum + Number(part.slice(0, -1)) * UNIT_SECONDS[part.slice(-1)], 0);
-  if (seconds <= 0) throw usageError(`"${raw}" is zero: the clock moves forward by at least 1s`);
-  return seconds;
+  try {
+    return parseSeconds(raw);
+  } catch (error) {
+    if (error instanceof DurationError) throw usageError(error.message);
+    throw error;
+  }
 }
 
 interface ClockView {

@@ -50,10 +50,10 @@ export function requestsCommand(): Command {
     .addOption(new Option('--all', 'also show the token requests this command line made itself (hidden by default)'))
     .addOption(new Option('-f, --follow', 'then keep printing new requests as they arrive (oldest first, like tail -f) until Ctrl-C'))
     .action(clientAction(async ({ client, out }, flags: { method?: string; path?: string; limit?: number; follow?: boolean; all?: boolean }) => {
-      const query = { method: flags.method, path: flags.path, limit: flags.limit ?? 50 };
-      const answer = await out.wait('Reading the journal', client.control<{ data: RequestSummary[] }>('GET', '/requests', { query }));
-      // Every command gets a token first: those requests are the CLI's, not the partner's.
-      const data = flags.all ? answer.data : answer.data.filter((r) => r.request?.headers?.['user-agent'] !== CLI_USER_AGENT);
+      // Every command gets a token first: those requests are the CLI's, not the partner's. The server
+      // leaves them out before the limit applies, so --limit 5 shows five of the partner's.
+      const query = { method: flags.method, path: flags.path, limit: flags.limit ?? 50, exclude_user_agent: flags.all ? undefined : CLI_USER_AGENT };
+      const { data } = await out.wait('Reading the journal', client.control<{ data: RequestSummary[] }>('GET', '/requests', { query }));
       if (!flags.follow) {
         if (out.json) return out.data({ data });
         if (!data.length) return out.line('No requests journaled for this account yet.');

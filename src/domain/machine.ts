@@ -1,6 +1,7 @@
 // Owns transition tables: each resource's state machine is data (state -> event -> next state),
 // and `transition` is the only way a status changes. An illegal move answers the table's error
 // with the current state and the events a partner may ask for in it.
+import { withArticle } from '../article.js';
 import { ApiError, type ErrorTemplate, Errors } from '../errors.js';
 import type { Collection } from '../store/collection.js';
 
@@ -34,7 +35,7 @@ export function transition<S extends string, E extends string>(machine: Machine<
   if (next !== undefined) return next;
   const allowed = allowedEvents(machine, state).filter((e) => !machine.internal?.includes(e));
   throw new ApiError(machine.refusal ?? Errors.conflict, {
-    message: `Cannot ${event} a ${machine.resource} whose status is ${state}; allowed: ${allowed.length ? allowed.join(', ') : 'none'}.`,
+    message: `Cannot ${event} ${withArticle(machine.resource)} whose status is ${state}; allowed: ${allowed.length ? allowed.join(', ') : 'none'}.`,
     validation_errors: { status: `is ${state}` },
   });
 }

@@ -15,7 +15,8 @@ export const INSPECTOR_PATH = '/_sandbox/ui';
 /** The reference pages (docs/*.md in the repository), as the README's Documentation table lists them. */
 export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: string }> = [
   { file: 'first-test.md', title: 'Your first test', covers: 'customer, card, invoice, clock, invoice_paid: in-process and against a container' },
-  { file: 'running.md', title: 'Running it from your project', covers: 'Docker, Compose, CI service containers, npx, Jest/Vitest, the data file, logs, programmatic use' },
+  { file: 'running.md', title: 'Running it from your project', covers: 'Docker, podman, Compose, CI service containers, npx, Jest/Vitest, the typed test client, Testcontainers for Node, the data file, logs' },
+  { file: 'other-languages.md', title: 'Other languages and CI', covers: 'the image from Java (JUnit 5 and Testcontainers), Python (pytest), Go (testcontainers-go), GitHub Actions and GitLab CI services, Docker Compose' },
   { file: 'command-line.md', title: 'Command line', covers: 'the server flags; clock, trigger, listen --forward-to, requests --follow, reset, scenario, snapshot' },
   { file: 'inspector.md', title: 'Web inspector', covers: '/_sandbox/ui: every account\'s objects, events, deliveries and journal, live; the clock, scenarios and snapshots' },
   { file: 'api-coverage.md', title: 'API coverage', covers: 'every operation, its rules and the sandbox\'s behaviour' },
@@ -23,7 +24,7 @@ export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: str
   { file: 'clock.md', title: 'The clock', covers: 'the per-account virtual clock and what falls due' },
   { file: 'webhooks.md', title: 'Webhooks', covers: 'the 18 topics and their data, ordered delivery, retries, a receiver for your tests, duplicate and wrong-secret drills' },
   { file: 'scenarios.md', title: 'Scenarios', covers: 'forced responses, scenario documents, the request journal, fixtures' },
-  { file: 'snapshots.md', title: 'Account snapshots', covers: 'save an account once, restore it before each test; export, import, --fixtures' },
+  { file: 'snapshots.md', title: 'Account snapshots', covers: 'save an account once, restore it before each test; export, import, load one at start (--fixtures or startSandbox({ fixtures }))' },
   { file: 'test-values.md', title: 'Test values', covers: 'magic inputs that make money paths fail' },
   { file: 'parity.md', title: 'Parity', covers: 'the black-box suite you can run against the real demo environment too' },
   { file: 'gaps-and-choices.md', title: 'Gaps and choices', covers: 'every decision made where the spec is silent, and the limits' },

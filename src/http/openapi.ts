@@ -337,7 +337,8 @@ class OwnDocumentBackend extends OpenAPIBackend {
 /**
  * What routing and validating requests read of a document, a copy of its own: the document less
  * every operation's `responses` and the components only answers use (about a third of the API
- * document, which a start then neither parses nor keeps), with its references' sites. The build
+ * document, which a start then neither parses nor keeps) and the root's x-unrouted-responses, with
+ * its references' sites. The build
  * stores it (scripts/cache-documents.mjs) beside the document; the answers are checked against the
  * whole document (the response checker, scenario replies), never through openapi-backend.
  */
@@ -348,14 +349,35 @@ export function forRequests(built: BuiltDocument): RequestsCopy {
     Object.fromEntries(Object.entries(item ?? {}).map(([key, value]) => {
       if (!METHODS.has(key) || typeof value !== 'object' || value === null) return [key, value];
       const { responses: _answers, ...operation } = value as Record<string, unknown>;
-      return [key, operation];
+      return [key, operation[BODY_CHECKED_BY_HANDLER] === true ? withoutBodySchemas(operation) : operation];
     })),
   ]));
-  const document = structuredClone({ ...built.document, paths, components }) as Document;
+  // The answers of requests without an operation (x-unrouted-responses) are answers too: left out.
+  const { 'x-unrouted-responses': _unrouted, ...root } = built.document as Document & { 'x-unrouted-responses'?: unknown };
+  const document = structuredClone({ ...root, paths, components }) as Document;
   return { sha256: built.sha256, bundled: built.bundled, document, references: referenceSites(document) };
 }
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/**
+ * An operation whose handler checks the body itself against the same schema (a scenario document:
+ * JSON or YAML, after the door of src/http/storable.ts, with messages worded for a person). The
+ * router leaves that body to it: its schema stays in the document for clients, and out of the copy
+ * the router validates with, so a body is checked once, after the door (twenty thousand bad rules
+ * reach no schema at all).
+ */
+export const BODY_CHECKED_BY_HANDLER = 'x-body-checked-by-handler';
+
+function withoutBodySchemas(operation: Record<string, unknown>): Record<string, unknown> {
+  const body = operation.requestBody as { content?: Record<string, Record<string, unknown>> } | undefined;
+  if (!body?.content) return operation;
+  const content = Object.fromEntries(Object.entries(body.content).map(([type, media]) => {
+    const { schema: _schema, ...rest } = media;
+    return [type, rest];
+  }));
+  return { ...operation, requestBody: { ...body, content } };
+}
 
 /** A document's copy for requests as the build stored it (or made from its YAML), the caller's own. */
 function requestsCopy(name: DocumentName): RequestsCopy {

@@ -4,8 +4,17 @@
 import type { RealNow } from '../clock/clock.js';
 import { LIMITS } from '../limits.js';
 import { ApiError, Errors } from '../errors.js';
+import { howToSet } from '../settings.js';
 
 const WINDOW_MS = LIMITS.rateLimitWindowMs;
+
+/**
+ * The 429's message: the limit, and how to switch it off. The default is the real service's 5 per
+ * second, which a test suite's first burst of requests meets at once: the answer says what to change.
+ */
+export function rateLimitMessage(limit: number): string {
+  return `${Errors.rateLimited.message.replace('{limit}', String(limit))} The real service allows 5; a sandbox for tests can switch the limit off with ${howToSet('rateLimit', 0)} (a partner created with its own rate_limit keeps that one).`;
+}
 
 export class RateLimiter {
   private readonly windows = new Map<string, number[]>();
@@ -32,7 +41,7 @@ export class RateLimiter {
     if (stamps.length >= limit) {
       const retryAfter = Math.max(1, Math.ceil((stamps[0] + WINDOW_MS - now) / 1000));
       throw new ApiError(Errors.rateLimited, {
-        message: Errors.rateLimited.message.replace('{limit}', String(limit)),
+        message: rateLimitMessage(limit),
         headers: { 'Retry-After': String(retryAfter) },
       });
     }

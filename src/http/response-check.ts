@@ -11,6 +11,13 @@ import { atPointer } from './json-pointer.js';
 
 type Schema = Record<string, unknown>;
 
+/**
+ * The name check() takes for the answer of a request that names no operation (a path the document
+ * does not list: 404; one it lists without the method: 405), held to the document's root extension
+ * `x-unrouted-responses` (OpenAPI attaches responses to operations only).
+ */
+export const UNROUTED = '(no operation)';
+
 export interface ResponseProblem {
   /** Ajv's errors, or one made-up error when the status is not documented. */
   errors: ErrorObject[];
@@ -28,6 +35,8 @@ export class ResponseChecker {
         if (typeof op?.operationId === 'string') this.operations.set(op.operationId, op);
       }
     }
+    const unrouted = (document as unknown as Record<string, unknown>)['x-unrouted-responses'];
+    if (unrouted && typeof unrouted === 'object') this.operations.set(UNROUTED, { responses: unrouted });
   }
 
   /**

@@ -2,7 +2,8 @@
 // operations openapi-backend lists (its public getOperations()), then one match per request. The
 // rules are the ones openapi-backend applies: a path without parameters first, then templates by the
 // length of their literal text (longest first), each `{name}` matching one non-empty segment; no path
-// is 404 and a path without the method is 405. Path parameters are decoded (decodeURIComponent).
+// is 404 and a path without the method is 405 (allowedMethods() then names the methods it takes, as
+// Prism's router does). Path parameters are decoded (decodeURIComponent).
 import type { Operation } from 'openapi-backend';
 
 export interface RouteMatch {
@@ -112,4 +113,19 @@ export class RouteMatcher {
     }
     return pathMatched ? 405 : 404;
   }
+
+  /**
+   * The methods the document lists for `path`, upper case in a fixed order: the `Allow` header of a
+   * 405. Only asked after match() answered 405, so the common request never pays for it.
+   */
+  allowedMethods(path: string): string[] {
+    const methods = new Set<string>(this.exact.get(path)?.keys() ?? []);
+    for (const template of this.byFirstSegment.get(firstSegment(path)) ?? this.anyFirstSegment) {
+      if (template.pattern.test(path)) for (const method of template.byMethod.keys()) methods.add(method);
+    }
+    return METHOD_ORDER.filter((m) => methods.has(m)).map((m) => m.toUpperCase());
+  }
 }
+
+/** The order of the `Allow` header (the document's methods: OpenAPI's eight). */
+const METHOD_ORDER = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'];

@@ -14,7 +14,7 @@ import type { Account } from '../store/store.js';
 import { ApiError, Errors } from '../errors.js';
 import { handlerFor, linkOrigin, type AnyHandler, type ApiHandlers, type ControlHandlers, type Principal, type Reply, type RequestContext } from './context.js';
 import { validationErrors } from './openapi.js';
-import type { ResponseChecker } from './response-check.js';
+import { UNROUTED, type ResponseChecker } from './response-check.js';
 import { RouteMatcher } from './route-match.js';
 import { exchange } from './exchange.js';
 import { endInBatch } from './answer-batch.js';
@@ -121,7 +121,7 @@ export class OperationRouter {
     // synchronous handler): the common request makes no promise and waits for no microtask.
     let reply: Reply | Promise<Reply>;
     try {
-      if (typeof found === 'number') throw new ApiError(Errors.routeNotFound);
+      if (typeof found === 'number') throw found === 405 ? this.methodNotAllowed(req.method, path) : new ApiError(Errors.routeNotFound);
       reply = this.answer(this.plan(found.operation), found.params, { environment, req, res });
     } catch (error) {
       reply = errorReply(error, deps, req);
@@ -132,12 +132,23 @@ export class OperationRouter {
     this.reply(res, operation, reply);
   }
 
+  /** 405 for a path the document lists without this method, naming (and sending in Allow) the methods it has. */
+  private methodNotAllowed(method: string, path: string): ApiError {
+    const allowed = this.matcher.allowedMethods(path).join(', ');
+    return new ApiError(Errors.methodNotAllowed, {
+      message: `${method.toUpperCase()} is not a method of ${path}: it takes ${allowed}.`,
+      validation_errors: { method: `must be one of ${allowed}` },
+      headers: { Allow: allowed },
+    });
+  }
+
   /** Send the answer, checked against the document first when the router checks answers. */
   private reply(res: Response, operation: Operation | undefined, reply: Reply): void {
     // A body written by a scenario author (respond.body) is sent as written, unchecked.
     const checker = this.options.responseChecker;
-    if (checker && operation?.operationId && reply.body !== undefined && !exchange(res).uncheckedReply) {
-      reply = checkedAgainstDocument(checker, operation.operationId, reply);
+    // An answer without an operation (404, 405) is held to the document's x-unrouted-responses.
+    if (checker && reply.body !== undefined && !exchange(res).uncheckedReply) {
+      reply = checkedAgainstDocument(checker, operation?.operationId ?? UNROUTED, reply);
     }
     send(res, reply);
   }

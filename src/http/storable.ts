@@ -8,6 +8,7 @@
 // Keys are data: a body's "__proto__", "constructor" or "toString" stays an own field (JSON.parse
 // and the YAML parser both define it so); schemas with closed objects refuse them by name.
 import { isCollection, parseDocument, visit } from 'yaml';
+import { withArticle } from '../article.js';
 import { ApiError, Errors, invalidFields } from '../errors.js';
 import { LIMITS } from '../limits.js';
 
@@ -86,7 +87,7 @@ function scalarProblem(value: unknown): string | undefined {
     case 'undefined':
       return 'has no value (undefined), which JSON cannot hold';
     default:
-      return `is a ${typeof value}, which JSON cannot hold`;
+      return `is ${withArticle(typeof value)}, which JSON cannot hold`;
   }
 }
 
@@ -104,7 +105,7 @@ function objectProblem(value: object): string | undefined {
   const prototype = Object.getPrototypeOf(value) as unknown;
   if (prototype === Object.prototype || prototype === null) return undefined;
   const kind = (value as { constructor?: { name?: unknown } }).constructor?.name;
-  return `is ${typeof kind === 'string' && kind ? `a ${kind}` : 'an object of another kind'}, not a JSON object or array`;
+  return `is ${typeof kind === 'string' && kind ? withArticle(kind) : 'an object of another kind'}, not a JSON object or array`;
 }
 
 /**

@@ -147,7 +147,7 @@ export function journalMiddleware(deps: Deps) {
 // so a request that has been answered is always in the journal a later call reads.
 const listRequests: Handler<'sandboxListRequests'> = async ({ deps, account, query }) => {
   await journalOf(deps).settled();
-  return ok({ data: journalOf(deps).list(account, { method: query.method, path: query.path, status: query.status, limit: query.limit }) });
+  return ok({ data: journalOf(deps).list(account, { method: query.method, path: query.path, status: query.status, excludeUserAgent: query.exclude_user_agent, limit: query.limit }) });
 };
 
 const clearRequests: Handler<'sandboxClearRequests'> = async ({ deps, account }) => {

@@ -138,8 +138,23 @@ export interface JournalFilter {
   method?: string;
   path?: string;
   status?: number;
+  /** Leave out requests whose User-Agent is exactly this (the command line's own token requests), before the limit. */
+  excludeUserAgent?: string;
   limit?: number;
 }
+
+/** The User-Agent a kept request was sent with, or undefined. */
+function userAgentOf(request: RawRequest | CopiedRequest): string | undefined {
+  if (request.kind === 'copy') return request.value.headers['user-agent'];
+  const lines = request.headerLines;
+  // Where the line begins in `lines` (a newline put in front finds the first line too).
+  const at = `\n${lines}`.indexOf(`\n${USER_AGENT}`);
+  if (at < 0) return undefined;
+  const end = lines.indexOf('\n', at);
+  return lines.slice(at + USER_AGENT.length, end < 0 ? undefined : end);
+}
+
+const USER_AGENT = 'user-agent:';
 
 /**
  * A fixed-size ring: writing past the end overwrites the oldest entry; `bytes` is what it holds. It is
@@ -339,6 +354,7 @@ export class Journal {
       if (method && draft.method !== method) continue;
       if (filter.status !== undefined && draft.status !== filter.status) continue;
       if (filter.path !== undefined && !pathMatches(filter.path, draft.path, template)) continue;
+      if (filter.excludeUserAgent !== undefined && userAgentOf(draft.request) === filter.excludeUserAgent) continue;
       out.push(materialise(stored));
     }
     return out;

@@ -2,6 +2,7 @@
 // and JPEG, the text layer of PDFs (pdf-parse), and the documented patterns that pull invoice fields
 // out of that text. The sandbox reads no pixels: images and PDFs without text come back with warnings.
 import { isCalendarDate } from '../domain/dates.js';
+import { withArticle } from '../article.js';
 import { ApiError, Errors, invalidFields } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import { importPackage } from '../packages.js';
@@ -47,7 +48,7 @@ export function decodeDocument(content: string, contentType: DocumentType): Buff
   const bytes = Buffer.from(compact, 'base64');
   const signature = SIGNATURES[contentType];
   if (!signature.bytes.every((b, i) => bytes[i] === b)) {
-    throw invalidFields({ content: `is not a ${signature.name} document although content_type is ${contentType}` });
+    throw invalidFields({ content: `is not ${withArticle(signature.name)} document although content_type is ${contentType}` });
   }
   return bytes;
 }

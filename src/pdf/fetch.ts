@@ -9,6 +9,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { ApiError, Errors, invalidFields } from '../errors.js';
 import { looksNumeric, refusalOf } from './address-policy.js';
 import { LIMITS } from '../limits.js';
+import { howToSet } from '../settings.js';
 
 export const PDF_MAX_BYTES = LIMITS.pdfBytes;
 /** Sandbox choices (the spec says limits exist without values): 5 redirects, 10 s for the whole fetch. */
@@ -97,7 +98,10 @@ async function checkedAddress(url: URL, options: FetchOptions, deadline: number)
   if (!options.allowPrivate) {
     for (const { address } of addresses) {
       const why = (options.policy ?? refusalOf)(address);
-      if (why) throw refuse(`the host resolves to a non-public address (${address} ${why})`);
+      if (why) {
+        const reason = `the host resolves to a non-public address (${address} ${why})`;
+        throw invalidFields({ url: reason }, `The PDF url was refused: ${reason}. A sandbox fetches from loopback and private hosts only when started with ${howToSet('allowPrivateUrls', true)}.`);
+      }
     }
   }
   return addresses[0];

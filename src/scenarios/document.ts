@@ -13,6 +13,7 @@ import { canonicalJson } from '../canonical-json.js';
 import { documentOperations, validationErrors } from '../http/openapi.js';
 import { unforceable } from './replies.js';
 import { LIMITS } from '../limits.js';
+import { settingNames } from '../settings.js';
 import { checkStorable, readYaml, sizeText, type DoorRules } from '../http/storable.js';
 import type { DeliveryFault } from '../faults.js';
 
@@ -225,17 +226,17 @@ export function readScenarioArgument(arg: string, cwd = process.cwd()): { source
   const candidates = [asFile, ...['.json', '.yaml', '.yml'].map((ext) => `${SCENARIOS_DIR}${arg}${ext}`)];
   const found = /[\\/]/.test(arg) || /\.(json|ya?ml)$/i.test(arg) ? [asFile].find(existsSync) : candidates.find((c) => existsSync(c));
   if (!found) {
-    throw new Error(`--scenario ${arg}: no such file, and no shipped scenario of that name (scenarios/${arg}.json or .yaml)`);
+    throw new Error(`${settingNames('scenarios')} ${arg}: no such file, and no shipped scenario of that name (scenarios/${arg}.json or .yaml)`);
   }
   const size = statSync(found).size;
-  if (size > LIMITS.scenarioBytes) throw new Error(`--scenario ${arg} (${found}) is ${size} bytes, more than ${sizeText(LIMITS.scenarioBytes)}`);
+  if (size > LIMITS.scenarioBytes) throw new Error(`${settingNames('scenarios')} ${arg} (${found}) is ${size} bytes, more than ${sizeText(LIMITS.scenarioBytes)}`);
   try {
     return { source: found, document: parseScenario(readFileSync(found, 'utf8')) };
   } catch (error) {
     if (error instanceof ApiError) {
       const fields = describeFields(error.validationErrors);
-      throw new Error(`--scenario ${arg} (${found}) is not a valid scenario document: ${fields}`);
+      throw new Error(`${settingNames('scenarios')} ${arg} (${found}) is not a valid scenario document: ${fields}`);
     }
-    throw new Error(`--scenario ${arg} (${found}): ${(error as Error).message}`);
+    throw new Error(`${settingNames('scenarios')} ${arg} (${found}): ${(error as Error).message}`);
   }
 }

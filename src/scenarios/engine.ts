@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
+import { settingNames } from '../settings.js';
 import type { DeliveryFault } from '../faults.js';
 import { createRandom } from '../random.js';
 import type { Account } from '../store/store.js';
@@ -127,7 +128,7 @@ export class ScenarioEngine {
    * install and the Docker image replay the same run for the same seed.
    */
   setGlobals(documents: Array<{ document: ScenarioDocument }>): void {
-    if (documents.length > LIMITS.globalScenarios) throw new Error(`At most ${LIMITS.globalScenarios} --scenario documents can be loaded at start (got ${documents.length}).`);
+    if (documents.length > LIMITS.globalScenarios) throw new Error(`At most ${LIMITS.globalScenarios} documents of ${settingNames('scenarios')} can be loaded at start (got ${documents.length}).`);
     const loadedAt = new Date(this.deps.realNow()).toISOString();
     this.startGlobals = documents.map(({ document }, i) => ({
       id: `scn_${createHash('sha256').update(`${this.deps.store.seed}|global|${i}|${contentHash(document)}`).digest('hex').slice(0, 20)}`,

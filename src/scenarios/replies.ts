@@ -3,6 +3,7 @@
 import type { Deps } from '../deps.js';
 import type { Reply } from '../http/context.js';
 import { Errors, templateForStatus, ApiError } from '../errors.js';
+import { rateLimitMessage } from '../http/rate-limit.js';
 import { documentOperations, loadDocument } from '../http/openapi.js';
 import type { Account } from '../store/store.js';
 import { followRefs } from '../http/json-pointer.js';
@@ -83,7 +84,7 @@ export function errorReplyFor(deps: Deps, account: Account, status: number, over
   const headers: Record<string, string> = {};
   if (template === Errors.rateLimited) {
     const limit = deps.partners.rateLimitFor(account.partnerId, deps.config.rateLimit) || 5;
-    message = message.replace('{limit}', String(limit));
+    message = rateLimitMessage(limit);
     // The checkout client honours Retry-After on 429; the real limiter's window is one second.
     headers['Retry-After'] = '1';
   }

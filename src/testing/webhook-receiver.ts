@@ -5,16 +5,22 @@
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import { http } from '../node-http.js';
 import type { AddressInfo } from 'node:net';
+import type { Topic, WebhookBody } from '../client/index.js';
 
-export interface ReceivedWebhook {
-  topic: string;
+/**
+ * One delivery of `T`, its body typed as the API document's `webhooks` section types that topic's
+ * delivery (the receiver parses the JSON; it does not validate it). A union over topics narrows on
+ * `topic`: `if (d.topic === 'invoice_paid') d.data.payment_id`.
+ */
+interface Received<T extends Topic> {
+  topic: T;
   entity_id: string;
   idempotency_key: string;
   timestamp: string;
-  data: Record<string, unknown>;
+  /** The event's data: the object's state as the topic's schema documents it. */
+  data: WebhookBody<T>['data'];
   /** The whole parsed body, as sent. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- public helper: a partner's test reads the delivered JSON's fields freely
-  body: Record<string, any>;
+  body: WebhookBody<T>;
   headers: IncomingHttpHeaders;
   /** The secret from `Authorization: Bearer <secret_key>`, or null when the subscription has none. */
   secret: string | null;
@@ -24,6 +30,9 @@ export interface ReceivedWebhook {
   status: number;
   received_at: Date;
 }
+
+/** A delivery the receiver got: of topic T (by default any topic, a union that narrows on `topic`). */
+export type ReceivedWebhook<T extends Topic = Topic> = { [K in T]: Received<K> }[T];
 
 /** Deliveries of one event (one idempotency_key), as the receiver got them. */
 export interface KeyCount {
@@ -37,19 +46,22 @@ export interface KeyCount {
 
 export interface CountOptions {
   /** Only deliveries of this topic. */
-  topic?: string;
+  topic?: Topic;
   /** Only deliveries the receiver accepted (answered 2xx); default: every delivery received. */
   accepted?: boolean;
 }
 
-/** The status to answer (default 200), fixed or decided per delivery. */
-export type Responder = number | ((delivery: Omit<ReceivedWebhook, 'status'>) => number | Promise<number>);
+/** A delivery before the receiver has answered it (what a Responder function is given). */
+export type PendingWebhook<T extends Topic = Topic> = { [K in T]: Omit<Received<K>, 'status'> }[T];
 
-export interface WaitOptions {
+/** The status to answer (default 200), fixed or decided per delivery. */
+export type Responder = number | ((delivery: PendingWebhook) => number | Promise<number>);
+
+export interface WaitOptions<T extends Topic = Topic> {
   /** Real milliseconds to wait before rejecting (default 5000). */
   timeoutMs?: number;
   /** Only deliveries this accepts count. */
-  where?: (delivery: ReceivedWebhook) => boolean;
+  where?: (delivery: ReceivedWebhook<T>) => boolean;
   /** Wait until this many matching deliveries have arrived (default 1). */
   count?: number;
 }
@@ -60,14 +72,14 @@ export interface WebhookReceiver {
   port: number;
   /** Every delivery received, oldest first (including the ones answered with a failure status). */
   readonly deliveries: ReceivedWebhook[];
-  /** Deliveries the receiver accepted (answered 2xx), oldest first. */
-  accepted(topic?: string): ReceivedWebhook[];
+  /** Deliveries the receiver accepted (answered 2xx), oldest first; of one topic when given. */
+  accepted<T extends Topic = Topic>(topic?: T): ReceivedWebhook<T>[];
   /** Change the answer for later deliveries. */
   respondWith(responder: Responder): void;
-  /** Resolve with the first accepted delivery of `topic` (already received or still to come). */
-  waitFor(topic: string, options?: WaitOptions): Promise<ReceivedWebhook>;
+  /** Resolve with the accepted delivery of `topic` (already received or still to come; with `count`, the count-th). */
+  waitFor<T extends Topic>(topic: T, options?: WaitOptions<T>): Promise<ReceivedWebhook<T>>;
   /** Resolve with `count` accepted deliveries of `topic`. */
-  waitForCount(topic: string, count: number, options?: Omit<WaitOptions, 'count'>): Promise<ReceivedWebhook[]>;
+  waitForCount<T extends Topic>(topic: T, count: number, options?: Omit<WaitOptions<T>, 'count'>): Promise<ReceivedWebhook<T>[]>;
   /** How many deliveries each idempotency_key had, in the order the keys first arrived (1 for an event received once). */
   countsByKey(options?: CountOptions): Map<string, number>;
   /** The keys delivered more than once, in the order they first arrived, each with its deliveries. */
@@ -138,18 +150,19 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
           return void res.writeHead(400).end('body is not JSON');
         }
         const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
+        // Typed as the document says the sandbox sends it; the fields read defensively all the same.
         const received = {
           topic: String(body?.topic ?? ''),
           entity_id: String(body?.entity_id ?? ''),
           idempotency_key: String(body?.idempotency_key ?? ''),
           timestamp: String(body?.timestamp ?? ''),
-          data: (body?.data ?? {}) as Record<string, unknown>,
+          data: body?.data ?? {},
           body,
           headers: req.headers,
           secret: bearer,
           path: req.url ?? '/',
           received_at: new Date(),
-        };
+        } as PendingWebhook;
         let status = 500;
         try {
           if (options.secret !== undefined && bearer !== options.secret) status = 401;
@@ -169,10 +182,16 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
   });
   const { port } = server.address() as AddressInfo;
 
-  const waitForCount = (topic: string, count: number, wait: Omit<WaitOptions, 'count'> = {}) =>
-    new Promise<ReceivedWebhook[]>((resolve, reject) => {
+  const waitForCount = <T extends Topic>(topic: T, count: number, wait: Omit<WaitOptions<T>, 'count'> = {}) =>
+    new Promise<ReceivedWebhook<T>[]>((resolve, reject) => {
       const timeoutMs = wait.timeoutMs ?? 5000;
-      const waiter: Waiter = { topic, count, where: wait.where, resolve: (found) => { clearTimeout(timer); resolve(found); } };
+      // The waiter matches on `topic`, so what it resolves with is of T.
+      const waiter: Waiter = {
+        topic,
+        count,
+        where: wait.where as Waiter['where'],
+        resolve: (found) => { clearTimeout(timer); resolve(found as ReceivedWebhook<T>[]); },
+      };
       const timer = setTimeout(() => {
         waiters.delete(waiter);
         const seen = deliveries.map((d) => `${d.topic}(${d.status})`).join(', ') || 'none';
@@ -200,9 +219,9 @@ export async function startWebhookReceiver(options: ReceiverOptions = {}): Promi
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     deliveries,
-    accepted: (topic) => matching(topic ?? ''),
+    accepted: <T extends Topic>(topic?: T) => matching(topic ?? '') as ReceivedWebhook<T>[],
     respondWith: (next) => { responder = next; },
-    waitFor: async (topic, wait = {}) => (await waitForCount(topic, wait.count ?? 1, wait)).at(-1) as ReceivedWebhook,
+    waitFor: async <T extends Topic>(topic: T, wait: WaitOptions<T> = {}) => (await waitForCount(topic, wait.count ?? 1, wait)).at(-1)!,
     waitForCount,
     countsByKey: (count) => new Map(byKey(count).map((group) => [group.idempotency_key, group.count])),
     duplicates: (count) => byKey(count).filter((group) => group.count > 1),

@@ -47,11 +47,12 @@ export const webhooksFeature: Feature = {
       if (!deps.store.degraded) webhookQueue(deps).prune(account);
       return ok({ data: listAttempts(account, query) });
     },
-    // Faker loads on the first fired event; the event is then one unit of work of its own (after the await).
+    // Faker loads on the first fired event; the firing is then one unit of work of its own (after
+    // the await): what it made and the event, or (refused) nothing.
     sandboxFireEvent: async ({ deps, account, body }) => {
       await loadEventFactories();
       return account.transaction(() => {
-        const event = fireEvent(deps, account, body.topic, body.entity_id);
+        const { event, made } = fireEvent(deps, account, body.topic, body.entity_id);
         // In the unit of work that queued the event's deliveries: none of them has been sent yet.
         if (body.duplicate !== undefined && !webhookQueue(deps).duplicateEvent(account, event, body.duplicate)) {
           throw new ApiError(Errors.unprocessable, {
@@ -59,7 +60,7 @@ export const webhooksFeature: Feature = {
             validation_errors: { duplicate: `needs an active subscription of ${body.topic}` },
           });
         }
-        return created(deliveryBody(event));
+        return created({ ...deliveryBody(event), made });
       });
     },
   },

@@ -7,6 +7,7 @@ import type { Topic } from '../events/events.js';
 import { ApiError, Errors, invalidFields } from '../errors.js';
 import { defineCollection, type Account } from '../store/store.js';
 import { LIMITS } from '../limits.js';
+import { howToSet } from '../settings.js';
 
 export interface Subscription {
   id: string;
@@ -63,7 +64,7 @@ export function checkEndpointUrl(deps: Deps, raw: string): string {
   if (url.protocol === 'http:' && !allowHttp) {
     throw invalidFields(
       { endpoint_url: 'must be an HTTPS URL' },
-      'endpoint_url must be an HTTPS URL. Plain http endpoints are accepted only when the sandbox runs with --allow-http-webhooks (SANDBOX_ALLOW_HTTP_WEBHOOKS=1).',
+      `endpoint_url must be an HTTPS URL. Plain http endpoints are accepted only when the sandbox runs with ${howToSet('allowHttpWebhooks', true)}.`,
     );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {

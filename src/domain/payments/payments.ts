@@ -3,6 +3,7 @@
 // the payment_* event payloads. Every way of paying (hosted pages, checkout, control plane, autopay)
 // goes through payInvoice or startPayment.
 import type { Deps } from '../../deps.js';
+import { withCapitalArticle } from '../../article.js';
 import { ApiError, Errors } from '../../errors.js';
 import type { Account } from '../../store/store.js';
 import { customers } from '../customers/customers.js';
@@ -153,7 +154,7 @@ export function payInvoice(deps: Deps, account: Account, invoiceId: string, inpu
       throw new ApiError(Errors.unprocessable, { message: 'The payment method is not one of the invoice customer\'s methods.', validation_errors: { payment_method_id: 'is not a payment method of the invoice\'s customer' } });
     }
     if (kind && (kind === 'card') !== (method.type === 'card')) {
-      throw new ApiError(Errors.unprocessable, { message: `A ${method.type} method cannot pay as ${kind}.`, validation_errors: { payment_method: `does not match the method's type (${method.type})` } });
+      throw new ApiError(Errors.unprocessable, { message: `${withCapitalArticle(method.type)} method cannot pay as ${kind}.`, validation_errors: { payment_method: `does not match the method's type (${method.type})` } });
     }
   }
   const amount = payableAmount(invoice, input.amount);

@@ -1,6 +1,7 @@
 // The checks both Jest projects run, given the package as each loaded it (require in jest-cjs, import
 // in jest-esm): what differs between them is only how billing-sandbox reached the test file.
-module.exports = function apiChecks({ startSandbox, SandboxRequestError }, { test, expect }, label) {
+// `client` is billing-sandbox/client, the test client without the server.
+module.exports = function apiChecks({ startSandbox, SandboxRequestError }, client, { test, expect }, label) {
   async function token(url) {
     const res = await fetch(`${url}/oauth/token`, {
       method: 'POST',
@@ -42,5 +43,17 @@ module.exports = function apiChecks({ startSandbox, SandboxRequestError }, { tes
     } finally {
       await sandbox.close();
     }
+  });
+
+  test('connect() and the typed api from billing-sandbox/client, one SandboxRequestError for both entries', async () => {
+    expect(client.SandboxRequestError).toBe(SandboxRequestError);
+    const sandbox = await client.connect({ baseUrl: process.env.BILLING_SANDBOX_URL });
+    const partner = await sandbox.partner({ name: `jest ${label}` });
+    const made = await partner.api.POST('/customers', { body: { name: `Client ${label} Co` } });
+    expect((await partner.api.GET('/customers')).data.map((c) => c.id)).toEqual([made.id]);
+    const missing = await partner.api.GET('/customers/{id}', { params: { path: { id: 'cus_missing' } } }).catch((error) => error);
+    expect(missing).toBeInstanceOf(SandboxRequestError);
+    expect([missing.status, missing.code]).toEqual([404, 'not_found']);
+    expect((await partner.control.clock.advance('1d')).offset_seconds).toBeGreaterThan(86_000);
   });
 };
