@@ -227,4 +227,10 @@ export const LIMITS = {
   recordSecretsKept: 10_000,
   /** `billing-sandbox diff`: the largest recording it reads. Beyond: exit 2 naming the limit. */
   recordingFileBytes: 256 * MB,
+  /**
+   * Exchanges in one recording. `record` goes on forwarding past it but writes no more (it says so
+   * once, and counts them at the end); `diff` refuses a longer recording (exit 2 naming the limit).
+   * A replay at 5 requests per second takes about 5.5 hours at the cap.
+   */
+  recordExchanges: 100_000,
 } as const;

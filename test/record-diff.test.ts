@@ -5,17 +5,28 @@
 // rules make the "real" one differ: a 422 for one operation, an answer with an unknown field and a
 // status outside the enumeration, another Content-Type, and a 409 where the sandbox chose 400 (a
 // known choice). Ids the recording's answers introduced are mapped, and the sandbox's state shows it.
+// Then the class of secrets: generated secrets in every place a client puts them never reach the
+// file; the `record` command's messages (an unreachable target, a taken port, an existing file), its
+// exchange cap, and the known-choice rows checked against the docs and the document.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { parse as parseYaml } from 'yaml';
 import { startSandbox, type RunningSandbox } from '../src/index.js';
 import type { ClientClock } from '../src/parity/client.js';
 import { diffCommand } from '../src/recording/diff-command.js';
 import { diffJsonReport, diffJunitReport, diffTextReport } from '../src/recording/diff-report.js';
+import { CHOICES } from '../src/recording/choices.js';
 import { readRecording } from '../src/recording/har.js';
 import { startRecorder } from '../src/recording/proxy.js';
+import { recordCommand } from '../src/recording/record-command.js';
+import { CliError } from '../src/cli/errors.js';
+import { LIMITS } from '../src/limits.js';
 import { runDiff, type DiffReport } from '../src/recording/replay.js';
 import { START } from './helpers.js';
 
@@ -396,5 +407,172 @@ describe('billing-sandbox diff (the command)', () => {
     const result = await run(named);
     expect(result.code).toBe(2);
     expect(result.err).toMatch(reason);
+  });
+});
+
+/** A stand-in target that answers every request with what it got: its body, query and credentials, echoed. */
+async function echoTarget(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const url = new URL(req.url ?? '/', 'http://x');
+      let echo: unknown = text;
+      if (/json/.test(req.headers['content-type'] ?? '')) echo = JSON.parse(text);
+      else if (/x-www-form-urlencoded/.test(req.headers['content-type'] ?? '')) echo = Object.fromEntries(new URLSearchParams(text));
+      // Unnamed places: only the memory of secrets already seen can mask these.
+      const body = JSON.stringify({ echo, query: Object.fromEntries(url.searchParams), seen_authorization: String(req.headers.authorization ?? '').replace(/^Bearer /, ''), seen_api_key: req.headers['x-api-key'] ?? null });
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe('what a recording keeps of secrets', () => {
+  let target: Awaited<ReturnType<typeof echoTarget>>;
+  beforeAll(async () => {
+    target = await echoTarget();
+  });
+  afterAll(() => new Promise<void>((resolve) => target.server.close(() => resolve())));
+
+  const secretName = fc.constantFrom('client_secret', 'secret_key', 'webhook_secret', 'access_token', 'refresh_token', 'token', 'password', 'account_number', 'card_number', 'card_provider_token', 'cvv', 'Client_Secret');
+  const secretValue = fc.stringMatching(/^[A-Za-z0-9_-]{16,40}$/).map((v) => `Zq${v}`);
+
+  it('holds none of the secrets a client sends or is answered with, wherever they are (JSON at any depth, forms, query strings, credential headers, echoed in unnamed fields), and keeps the rest', async () => {
+    let run = 0;
+    await fc.assert(fc.asyncProperty(
+      secretName, secretValue, fc.array(fc.constantFrom('data', 'items', 'owner', 'nested'), { maxLength: 4 }), fc.constantFrom('json', 'form', 'query'), secretValue, secretValue,
+      async (name, secret, path, where, bearer, apiKey) => {
+        const file = join(dir, `secrets-${run++}.har`);
+        const recorder = await startRecorder({ target: target.url, out: file });
+        let answer: string;
+        try {
+          let body: string | undefined;
+          let type: string | undefined;
+          let query = '';
+          if (where === 'json') {
+            let node: unknown = { [name]: secret, name: 'visible-name-1234' };
+            for (const key of path.reverse()) node = key === 'items' ? [node] : { [key]: node };
+            body = JSON.stringify(node);
+            type = 'application/json';
+          } else if (where === 'form') {
+            body = new URLSearchParams({ [name]: secret, name: 'visible-name-1234' }).toString();
+            type = 'application/x-www-form-urlencoded';
+          } else query = `?${new URLSearchParams({ [name]: secret, name: 'visible-name-1234' })}`;
+          const res = await fetch(`${recorder.url}/echo${query}`, {
+            method: body === undefined ? 'GET' : 'POST',
+            headers: { Authorization: `Bearer ${bearer}`, 'X-Api-Key': apiKey, ...(type ? { 'Content-Type': type } : {}) },
+            body,
+          });
+          answer = await res.text();
+        } finally {
+          await recorder.close();
+        }
+        // The client got its answer whole; the file has none of the three secrets, and the rest as it was.
+        for (const value of [secret, bearer, apiKey]) expect(answer).toContain(value);
+        const text = readFileSync(file, 'utf8');
+        for (const value of [secret, bearer, apiKey]) expect(text).not.toContain(value);
+        expect(text).toContain('visible-name-1234');
+        expect(text).toMatch(/\*\*\*#\d+/);
+        rmSync(file);
+      },
+    ), { numRuns: 40 });
+  });
+
+  it('masks the client secrets the control plane answers with (a new partner\'s keys)', async () => {
+    const file = join(dir, 'partner.har');
+    const recorder = await startRecorder({ target: real.url, out: file });
+    let credentials: Record<string, { client_id: string; client_secret: string }>;
+    try {
+      const res = await fetch(`${recorder.url}/_sandbox/partners`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'recorded-partner' }) });
+      expect(res.status).toBe(201);
+      credentials = ((await res.json()) as { credentials: typeof credentials }).credentials;
+    } finally {
+      await recorder.close();
+    }
+    const text = readFileSync(file, 'utf8');
+    for (const key of Object.values(credentials)) {
+      expect(text).toContain(key.client_id);
+      expect(text).not.toContain(key.client_secret);
+    }
+  });
+});
+
+describe('billing-sandbox record (the command)', () => {
+  /** Runs `record` until stop() (its Ctrl-C); listening resolves with the proxy's URL. */
+  function start(args: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const controller = new AbortController();
+    let listening!: (url: string) => void;
+    const url = new Promise<string>((resolve) => { listening = resolve; });
+    const command = recordCommand({ stdout: (t) => out.push(t), stderr: (t) => err.push(t), signal: controller.signal, onListening: (u) => listening(u) });
+    const done = command.parseAsync(args, { from: 'user' });
+    return { url, done, stop: () => controller.abort(), out: () => out.join(''), err: () => err.join('') };
+  }
+
+  it('says at once when the target cannot be reached, answers 502 bad_gateway naming it, records the exchange as without an answer, and diff skips it', async () => {
+    const file = join(dir, 'unreachable.har');
+    const run = start(['--target', 'http://127.0.0.1:1', '--port', '0', '--out', file]);
+    const url = await run.url;
+    expect(run.err()).toMatch(/^warning: http:\/\/127\.0\.0\.1:1 cannot be reached now \(ECONNREFUSED\): requests through the proxy are answered 502 bad_gateway/);
+    const res = await fetch(`${url}/customers`);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ code: 'bad_gateway', message: 'billing-sandbox record could not reach http://127.0.0.1:1 (ECONNREFUSED).', validation_errors: {} });
+    run.stop();
+    await run.done;
+    expect(run.out()).toMatch(/^ {4}1 {2}GET {5}--- +\d+ ms {2}\/customers {2}\(the target gave no answer: ECONNREFUSED\)$/m);
+    expect(run.err()).toContain(`Recorded 1 exchange in ${file}.`);
+    const report = await diff(file);
+    expect(report.summary).toMatchObject({ exchanges: 1, skipped: 1, differences: 0 });
+    expect(report.exchanges[0].reason).toBe('the target gave no answer when it was recorded (the target gave no answer: ECONNREFUSED)');
+  });
+
+  it('refuses an existing --out (unless --overwrite) and a taken --port with exit code 2 and the reason', async () => {
+    const existing = join(dir, 'existing.har');
+    writeFileSync(existing, 'keep me');
+    await expect(start(['--target', real.url, '--port', '0', '--out', existing]).done).rejects.toMatchObject({ exitCode: 2, message: `${existing} exists already: choose another --out, or add --overwrite` });
+    expect(readFileSync(existing, 'utf8')).toBe('keep me');
+    const taken = new URL(real.url).port;
+    const refused = start(['--target', real.url, '--port', taken, '--out', join(dir, 'taken.har')]).done;
+    await expect(refused).rejects.toBeInstanceOf(CliError);
+    await expect(refused).rejects.toMatchObject({ exitCode: 2, message: `port ${taken} is taken: choose another --port (0 picks a free one)` });
+    const overwrite = start(['--target', real.url, '--port', '0', '--out', existing, '--overwrite']);
+    await overwrite.url;
+    overwrite.stop();
+    await overwrite.done;
+    expect(readRecording(existing).log.entries).toEqual([]);
+  });
+
+  it('past the exchange cap forwards every request but writes no more, says so once, and counts them; diff refuses a longer recording', async () => {
+    const file = join(dir, 'capped.har');
+    const full: number[] = [];
+    const lines: string[] = [];
+    const recorder = await startRecorder({ target: real.url, out: file, maxExchanges: 2, onFull: (max) => full.push(max), onExchange: (line) => lines.push(`${line.index} ${line.status}${line.notRecorded ? ' not recorded' : ''}`) });
+    try {
+      for (let i = 0; i < 4; i++) expect((await fetch(`${recorder.url}/_sandbox/health`)).status).toBe(200);
+    } finally {
+      await recorder.close();
+    }
+    expect(full).toEqual([2]);
+    expect(lines).toEqual(['1 200', '2 200', '3 200 not recorded', '4 200 not recorded']);
+    expect(recorder.notRecorded).toBe(2);
+    expect(readRecording(file).log.entries).toHaveLength(2);
+    expect(() => readRecording(file, LIMITS.recordingFileBytes, 1)).toThrow(`the recording ${file} holds 2 exchanges, more than the 1 diff replays (LIMITS.recordExchanges): record shorter sessions`);
+    expect(() => readRecording(file, 100, LIMITS.recordExchanges)).toThrow(/bytes, more than the 100 bytes diff reads \(LIMITS.recordingFileBytes\)/);
+  });
+});
+
+describe('the known choices diff names', () => {
+  it('name rows that exist in docs/gaps-and-choices.md (by their first-column text) and operations of openapi.yaml', () => {
+    const doc = readFileSync(join(process.cwd(), 'docs', 'gaps-and-choices.md'), 'utf8');
+    const rows = new Set(doc.split('\n').filter((line) => line.startsWith('| ')).map((line) => line.split('|')[1].trim()));
+    expect(CHOICES.map((c) => c.row).filter((row) => !rows.has(row))).toEqual([]);
+    const document = parseYaml(readFileSync(join(process.cwd(), 'openapi', 'openapi.yaml'), 'utf8')) as { paths: Record<string, Record<string, { operationId?: string }>> };
+    const operations = new Set(Object.values(document.paths).flatMap((item) => Object.values(item).map((op) => op?.operationId)));
+    expect(CHOICES.flatMap((c) => c.operations ?? []).filter((op) => !operations.has(op))).toEqual([]);
   });
 });

@@ -170,7 +170,7 @@ function isEntry(value: unknown): value is HarEntry {
 }
 
 /** Read a HAR file: ours (finished or not) or another tool's. Refuses what is not a HAR with entries. */
-export function readRecording(file: string, max = LIMITS.recordingFileBytes): { log: HarLog; notes: string[] } {
+export function readRecording(file: string, max: number = LIMITS.recordingFileBytes, maxEntries: number = LIMITS.recordExchanges): { log: HarLog; notes: string[] } {
   const text = readBounded(file, max);
   const notes: string[] = [];
   let log: HarLog | undefined;
@@ -183,6 +183,7 @@ export function readRecording(file: string, max = LIMITS.recordingFileBytes): { 
     notes.push(`the recording was not finished (the recorder stopped without Ctrl-C): ${log.entries.length} whole exchange(s) read${unfinished.dropped ? `, ${unfinished.dropped} torn one(s) left out` : ''}`);
   }
   if (!log || typeof log !== 'object' || !Array.isArray(log.entries)) throw new RecordingError(`the recording ${file} is not a HAR file (no log.entries)`);
+  if (log.entries.length > maxEntries) throw new RecordingError(`the recording ${file} holds ${log.entries.length} exchanges, more than the ${maxEntries} diff replays (LIMITS.recordExchanges): record shorter sessions`);
   const bad = log.entries.findIndex((entry) => !isEntry(entry));
   if (bad >= 0) throw new RecordingError(`the recording ${file} has an entry (log.entries[${bad}]) without a request method and url and a response status`);
   return { log, notes };

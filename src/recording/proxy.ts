@@ -4,10 +4,9 @@
 // answer back, while it keeps a copy of both (at most LIMITS.recordBodyBytes each), masks their
 // secrets (mask.ts) and appends the exchange to the HAR file (har.ts) when it ends. Closing stops
 // taking requests, lets those under way finish (a bounded wait) and finishes the file.
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
-import { Agent as HttpAgent } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
+import { http, https } from '../node-http.js';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { LIMITS } from '../limits.js';
@@ -29,6 +28,10 @@ export interface RecorderOptions {
   onExchange?: (exchange: RecordedLine) => void;
   /** How long close() lets requests under way finish before it cuts them (ms). */
   graceMs?: number;
+  /** Exchanges written at most (default LIMITS.recordExchanges); later ones are forwarded, not written. */
+  maxExchanges?: number;
+  /** Told once, when the first exchange past maxExchanges is not written. */
+  onFull?: (max: number) => void;
 }
 
 /** One exchange as the terminal shows it. */
@@ -41,6 +44,8 @@ export interface RecordedLine {
   status: number;
   ms: number;
   error?: string;
+  /** Forwarded but not written: the recording held maxExchanges already. */
+  notRecorded?: true;
 }
 
 export interface RunningRecorder {
@@ -49,6 +54,8 @@ export interface RunningRecorder {
   port: number;
   /** Exchanges written so far. */
   readonly count: number;
+  /** Exchanges forwarded but not written (past maxExchanges). */
+  readonly notRecorded: number;
   /** Stop taking requests, let those under way finish (up to graceMs), finish the file. Safe to call twice. */
   close(): Promise<void>;
   /** Cut every connection and finish the file at once (a second Ctrl-C). */
@@ -146,13 +153,16 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
   const base = `${target.origin}${target.pathname.replace(/\/+$/, '')}`;
   const writer = new HarWriter(options.out, base, options.overwrite);
   const labels = new SecretLabels();
-  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-  const agent = target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  const secure = target.protocol === 'https:';
+  const send = secure ? https().request : http.request;
+  const agent = secure ? new (https().Agent)({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   const underWay = new Set<Promise<void>>();
   const sockets = new Set<Socket>();
+  const maxExchanges = options.maxExchanges ?? LIMITS.recordExchanges;
+  let notRecorded = 0;
   let closing: Promise<void> | undefined;
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = http.createServer((req, res) => {
     const done = exchange(req, res).catch(() => undefined);
     underWay.add(done);
     void done.finally(() => underWay.delete(done));
@@ -185,6 +195,13 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
       };
 
       const record = (error: string | undefined, end: number) => {
+        // A full recording: the partner's client still gets its answers, the file grows no more.
+        if (writer.count >= maxExchanges) {
+          notRecorded += 1;
+          if (notRecorded === 1) options.onFull?.(maxExchanges);
+          options.onExchange?.({ index: writer.count + notRecorded, method: req.method ?? 'GET', path: labels.scrub(maskedUrl(target, req.url ?? '/', labels).path), status: upstreamRes?.statusCode ?? 0, ms: end - t0, error, notRecorded: true });
+          return;
+        }
         const requestHeaders = pairs(req.rawHeaders).map(({ name, value }) => ({ name, value: maskHeader(name, value, labels) }));
         const requestType = contentType(requestHeaders);
         const { url, path, query } = maskedUrl(target, req.url ?? '/', labels);
@@ -304,6 +321,9 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
     get count() {
       return writer.count;
     },
+    get notRecorded() {
+      return notRecorded;
+    },
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -333,4 +353,27 @@ function answerProblem(res: ServerResponse, status: number, code: string, messag
   const body = JSON.stringify({ code, message, validation_errors: {} });
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/**
+ * Whether something accepts connections at the target's host and port now (a TCP connect, no HTTP
+ * request, so the real service sees nothing); undefined when it does, else the reason (ECONNREFUSED,
+ * ENOTFOUND, a time-out). `record` only warns: the target may come up later.
+ */
+export function probeTarget(target: string, timeoutMs = 3000): Promise<string | undefined> {
+  const url = new URL(target);
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (reason?: string) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(reason);
+    };
+    const timer = setTimeout(() => done(`no connection within ${timeoutMs / 1000} s`), timeoutMs);
+    timer.unref();
+    socket.once('connect', () => done());
+    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
+  });
 }

@@ -41,7 +41,8 @@ export interface RecordIo {
 /** One exchange on the terminal: number, method, status (--- for no answer), time, path. */
 export function exchangeLine(line: RecordedLine): string {
   const status = line.status ? String(line.status) : '---';
-  return `${String(line.index).padStart(5)}  ${line.method.padEnd(6)}  ${status}  ${`${Math.round(line.ms)} ms`.padStart(8)}  ${line.path}${line.error ? `  (${line.error})` : ''}`;
+  const notes = [line.error, line.notRecorded ? 'not recorded: the recording is full' : undefined].filter(Boolean);
+  return `${String(line.index).padStart(5)}  ${line.method.padEnd(6)}  ${status}  ${`${Math.round(line.ms)} ms`.padStart(8)}  ${line.path}${notes.length ? `  (${notes.join('; ')})` : ''}`;
 }
 
 export function recordCommand(io: RecordIo = {}): Command {
@@ -56,7 +57,7 @@ export function recordCommand(io: RecordIo = {}): Command {
     .option('--overwrite', 'replace --out when it exists (otherwise an existing file is refused)')
     .action(async (flags: { target?: string; port: number; host: string; out: string; overwrite?: boolean }) => {
       if (!flags.target) throw usageError('record needs --target <url>: the base URL to forward to');
-      const { startRecorder } = await import('./proxy.js');
+      const { probeTarget, startRecorder } = await import('./proxy.js');
       let recorder: Awaited<ReturnType<typeof startRecorder>>;
       try {
         recorder = await startRecorder({
@@ -66,6 +67,7 @@ export function recordCommand(io: RecordIo = {}): Command {
           port: flags.port,
           host: flags.host,
           onExchange: (line) => stdout(`${exchangeLine(line)}\n`),
+          onFull: (max) => stderr(`warning: the recording holds ${max} exchanges, its most (LIMITS.recordExchanges): later requests are forwarded but not written. Ctrl-C finishes this file; start another record for the rest.\n`),
         });
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
@@ -75,6 +77,9 @@ export function recordCommand(io: RecordIo = {}): Command {
         throw new CliError(`record could not start: ${(error as Error).message}`, EXIT.refused);
       }
       stdout(`billing-sandbox record listening on ${recorder.url} (forwarding to ${flags.target}, writing ${flags.out}; Ctrl-C finishes the file)\n`);
+      // Said at once, not at the first request: a wrong --target is the likeliest mistake.
+      const unreachable = await probeTarget(flags.target);
+      if (unreachable) stderr(`warning: ${flags.target} cannot be reached now (${unreachable}): requests through the proxy are answered 502 bad_gateway, and recorded as without an answer, until it can. Check --target.\n`);
       io.onListening?.(recorder.url);
       const stop = io.signal ? { signal: io.signal, dispose() {} } : stopSignal();
       // A second Ctrl-C while requests finish: cut them, and still write the end of the file.
@@ -94,6 +99,7 @@ export function recordCommand(io: RecordIo = {}): Command {
         process.off('SIGINT', cut);
         process.off('SIGTERM', cut);
       }
-      stderr(`Recorded ${recorder.count} exchange${recorder.count === 1 ? '' : 's'} in ${flags.out}.\n`);
+      const dropped = recorder.notRecorded ? ` (${recorder.notRecorded} more forwarded but not written: the recording was full)` : '';
+      stderr(`Recorded ${recorder.count} exchange${recorder.count === 1 ? '' : 's'} in ${flags.out}${dropped}.\n`);
     });
 }
