@@ -22,6 +22,8 @@ import type { ClientClock } from '../src/parity/client.js';
 import { diffCommand } from '../src/recording/diff-command.js';
 import { diffJsonReport, diffJunitReport, diffTextReport } from '../src/recording/diff-report.js';
 import { CHOICES } from '../src/recording/choices.js';
+import { compareAnswers, type Answer } from '../src/recording/compare.js';
+import { ShapeChecker } from '../src/parity/shapes.js';
 import { readRecording } from '../src/recording/har.js';
 import { startRecorder } from '../src/recording/proxy.js';
 import { recordCommand } from '../src/recording/record-command.js';
@@ -574,5 +576,51 @@ describe('the known choices diff names', () => {
     const document = parseYaml(readFileSync(join(process.cwd(), 'openapi', 'openapi.yaml'), 'utf8')) as { paths: Record<string, Record<string, { operationId?: string }>> };
     const operations = new Set(Object.values(document.paths).flatMap((item) => Object.values(item).map((op) => op?.operationId)));
     expect(CHOICES.flatMap((c) => c.operations ?? []).filter((op) => !operations.has(op))).toEqual([]);
+  });
+});
+
+describe('what diff calls a difference (compareAnswers)', () => {
+  const shapes = new ShapeChecker();
+  const json = { 'content-type': 'application/json; charset=utf-8' };
+  const answer = (status: number, body: unknown, headers: Record<string, string> = json): Answer => ({ status, headers, text: body === undefined ? '' : JSON.stringify(body) });
+  const kinds = (recorded: Answer, sandbox: Answer, operationId: string | null = null) => compareAnswers(recorded, sandbox, { operationId, shapes }).map((d) => `${d.kind}${d.path ? ` ${d.path}` : ''}: ${d.recorded} -> ${d.sandbox}`);
+
+  /** Every string and number replaced by another of its type: what two accounts' answers differ by. */
+  const otherValues = (value: unknown): unknown => {
+    if (typeof value === 'string') return `${value}-other`;
+    if (typeof value === 'number') return value + 1;
+    if (Array.isArray(value)) return value.map(otherValues);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, otherValues(v)]));
+    return value;
+  };
+
+  it('finds nothing between two answers of the same shape, whatever their ids, strings and numbers (generated bodies)', () => {
+    fc.assert(fc.property(fc.jsonValue(), fc.constantFrom(200, 201, 400, 404), (body, status) => {
+      // A top-level code (or error) is the error code, compared as such: left out here.
+      const shaped = typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...body, code: undefined, error: undefined } : body;
+      const clean = JSON.parse(JSON.stringify(shaped ?? null)) as unknown;
+      expect(kinds(answer(status, clean), answer(status, clean))).toEqual([]);
+      expect(kinds(answer(status, clean), answer(status, otherValues(clean)))).toEqual([]);
+    }), { numRuns: 200 });
+  });
+
+  it.each([
+    ['another code at the same status', answer(400, { code: 'invalid_state', message: 'a' }), answer(400, { code: 'validation_error', message: 'b' }), ['code: invalid_state -> validation_error']],
+    ['another status (the shapes then not compared)', answer(409, { code: 'invalid_state' }), answer(200, { id: 'x' }), ['status: 409 invalid_state -> 200']],
+    ['another JSON type', answer(200, { amount: 12.5, tags: [] }), answer(200, { amount: '12.5', tags: {} }), ['type amount: number -> string', 'type tags: array -> object']],
+    ['a field on one side only, at any depth', answer(200, { a: { b: 1 } }), answer(200, { a: { c: 1 } }), ['field a.b: 1 -> absent', 'field a.c: absent -> 1']],
+    ['another list length', answer(200, { data: [{ id: 1 }, { id: 2 }] }), answer(200, { data: [{ id: 3 }] }), ['items data: 2 items -> 1 items']],
+    ['Retry-After present on one side', answer(503, {}, { ...json, 'retry-after': '2' }), answer(503, {}), ['header Retry-After: seconds -> absent']],
+    ['Retry-After in another form', answer(429, {}, { ...json, 'retry-after': 'Wed, 21 Oct 2026 07:28:00 GMT' }), answer(429, {}, { ...json, 'retry-after': '1' }), ['header Retry-After: an HTTP date -> seconds']],
+    ['another media type (parameters aside)', answer(200, {}, { 'content-type': 'application/problem+json' }), answer(200, {}, { 'content-type': 'application/json; charset=utf-8' }), ['header Content-Type: application/problem+json -> application/json']],
+    ['a JSON body against an empty one', answer(200, { ok: true }), answer(200, undefined), ['type (body): JSON -> empty']],
+  ])('reports %s', (_what, recorded, sandbox, expected) => {
+    expect(kinds(recorded, sandbox)).toEqual(expected);
+  });
+
+  it('compares the values of enumerated fields only, naming those outside the document', () => {
+    const invoice = { status: 'PAID', id: 'inv_1', number: 'INV-1' };
+    expect(kinds(answer(200, invoice), answer(200, { ...invoice, status: 'OVERDUE', id: 'inv_2', number: 'INV-2' }), 'getInvoice')).toEqual(['enum status: PAID -> OVERDUE']);
+    expect(kinds(answer(200, { ...invoice, status: 'ON_HOLD' }), answer(200, invoice), 'getInvoice')).toEqual(['enum status: ON_HOLD (not in the document) -> PAID']);
   });
 });
