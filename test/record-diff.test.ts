@@ -389,6 +389,12 @@ describe('billing-sandbox diff (the command)', () => {
       expect(refused.err).toMatch(/_sandbox\/partners answered 401 unauthorized.*needs --admin-token/);
       const admitted = await run([alike, '--base-url', guarded.url, '--admin-token', 'let-me-in']);
       expect(admitted.code).toBe(0);
+      process.env.SANDBOX_ADMIN_TOKEN = 'let-me-in';
+      try {
+        expect((await run([alike, '--base-url', guarded.url])).code).toBe(0);
+      } finally {
+        delete process.env.SANDBOX_ADMIN_TOKEN;
+      }
     } finally {
       await guarded.close();
     }

@@ -40,7 +40,7 @@ export function diffCommand(io: DiffIo = {}): Command {
     .addOption(new Option('--base-url <url>', 'the sandbox, in the environment the recording was made in (add /demo for a demo recording)').argParser(absoluteUrl('--base-url')).default(DEFAULT_DIFF_BASE_URL))
     .addOption(new Option('--client-id <id>', 'replay on this key\'s account as it is, instead of a fresh partner\'s'))
     .addOption(new Option('--client-secret <secret>', 'its client_secret'))
-    .addOption(new Option('--admin-token <token>', 'the sandbox\'s admin token, when it runs with one (SANDBOX_ADMIN_TOKEN)'))
+    .addOption(new Option('--admin-token <token>', 'the sandbox\'s admin token, when it runs with one').env('SANDBOX_ADMIN_TOKEN'))
     .addOption(new Option('--rate <n>', 'requests per second at most').argParser(positiveNumber).default(5))
     .option('--junit <file>', 'also write the report as JUnit XML to this file')
     .option('--json', 'print the report as JSON instead of text')
@@ -58,7 +58,7 @@ export function diffCommand(io: DiffIo = {}): Command {
           baseUrl: flags.baseUrl,
           clientId: flags.clientId,
           clientSecret: flags.clientSecret,
-          adminToken: flags.adminToken ?? (process.env.SANDBOX_ADMIN_TOKEN || undefined),
+          adminToken: flags.adminToken || undefined,
           rate: flags.rate,
           clock: io.clock,
           onResult: progress ? (r) => stderr(mark[r.status]) : undefined,
