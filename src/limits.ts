@@ -220,4 +220,24 @@ export const LIMITS = {
   snapshotDepth: 100,
   /** The rate limit's window; a key idle for longer has its bucket dropped. */
   rateLimitWindowMs: 1000,
+  /**
+   * `billing-sandbox record`: bytes of one request or answer body kept in the recording (the API's
+   * own JSON body limit). A larger body still passes through whole; the entry says it was cut, and
+   * `diff` does not replay that request.
+   */
+  recordBodyBytes: 15 * MB,
+  /**
+   * `record`: distinct secrets (tokens, credentials, secret fields) it remembers, to give each its
+   * number (`***#n`) and to mask it wherever else it appears. Beyond: the oldest is forgotten and
+   * gets a new number if seen again.
+   */
+  recordSecretsKept: 10_000,
+  /** `billing-sandbox diff`: the largest recording it reads. Beyond: exit 2 naming the limit. */
+  recordingFileBytes: 256 * MB,
+  /**
+   * Exchanges in one recording. `record` goes on forwarding past it but writes no more (it says so
+   * once, and counts them at the end); `diff` refuses a longer recording (exit 2 naming the limit).
+   * A replay at 5 requests per second takes about 5.5 hours at the cap.
+   */
+  recordExchanges: 100_000,
 } as const;
