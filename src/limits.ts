@@ -1,6 +1,6 @@
 // Owns the one table of caps and retentions: every body, string, list, upload and in-memory
 // structure that grows with traffic has its bound here, with the unit in its name. Code and tests
-// read these constants; docs/gaps-and-choices.md ("Limits and retention") lists the same rows.
+// read these constants; docs/limits.md lists the same rows.
 
 const MB = 1024 * 1024;
 
