@@ -18,6 +18,7 @@ import { UNROUTED, type ResponseChecker } from './response-check.js';
 import { RouteMatcher } from './route-match.js';
 import { exchange } from './exchange.js';
 import { endInBatch } from './answer-batch.js';
+import { DRILL_HEADER, drillAnswer, drillHeader, type DrillSet } from '../scenarios/evolve.js';
 
 /** What a request carries through openapi-backend to the security handlers and the handler. */
 export interface RequestState {
@@ -147,9 +148,13 @@ export class OperationRouter {
     // A body written by a scenario author (respond.body) is sent as written, unchecked.
     const checker = this.options.responseChecker;
     // An answer without an operation (404, 405) is held to the document's x-unrouted-responses.
-    if (checker && reply.body !== undefined && !exchange(res).uncheckedReply) {
+    const state = exchange(res);
+    if (checker && reply.body !== undefined && !state.uncheckedReply) {
       reply = checkedAgainstDocument(checker, operation?.operationId ?? UNROUTED, reply);
     }
+    // Evolution drills reshape the answer after the check: the sandbox's own answer is still held to
+    // the document, and what the drill adds on purpose is not. One property read when no drill fired.
+    if (state.drills && operation) reply = drilledReply(state.drills, operation.operationId as string, reply);
     send(res, reply);
   }
 
@@ -384,6 +389,13 @@ function checkedAgainstDocument(checker: ResponseChecker, operationId: string, r
     validation_errors: validationErrors(problem.errors),
   });
   return { status: error.status, body: error.body };
+}
+
+/** The answer as the drills reshape it, marked with Sandbox-Drill; a body that is not a JSON object or list is sent as it is. */
+function drilledReply(drills: DrillSet, operationId: string, reply: Reply): Reply {
+  const headers = { ...reply.headers, [DRILL_HEADER]: drillHeader(drills) };
+  if (!reply.body || typeof reply.body !== 'object' || Buffer.isBuffer(reply.body)) return { ...reply, headers };
+  return { ...reply, body: drillAnswer(drills, operationId, reply.status, reply.body), headers };
 }
 
 export function send(res: Response, reply: Reply): void {
