@@ -3,7 +3,8 @@
 // the same seed gives the same bytes; counters; stored state untouched; webhook bodies too; other
 // accounts untouched; and, over generated operations and drills, every drilled answer stays the
 // answer it was, only evolved.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { loadDocument } from '../src/http/openapi.js';
 import { responseCheckerFor } from '../src/http/response-check.js';
@@ -192,6 +193,24 @@ describe('counters, stored state and other accounts', () => {
   });
 });
 
+describe('the docs\' example document (examples/scenarios/evolution-drills.yaml)', () => {
+  it('drills invoice reads: statuses and fields on both, the order on the first three getInvoice; other operations untouched', async () => {
+    const sb = await setup();
+    const api = sb.as(await sb.token());
+    const invoice = await invoiceOf(api);
+    const text = readFileSync('examples/scenarios/evolution-drills.yaml', 'utf8');
+    expect((await sb.http.post('/_sandbox/scenarios').type('application/yaml').send(text)).status).toBe(201);
+    const marks = [];
+    for (let i = 0; i < 4; i++) marks.push((await api.get(`/invoices/${invoice.id}`)).headers['sandbox-drill']);
+    const all = 'new_enum_values, unknown_fields, reordered_fields';
+    expect(marks).toEqual([all, all, all, 'new_enum_values, unknown_fields']);
+    const list = await api.get('/invoices');
+    expect(list.headers['sandbox-drill']).toBe('new_enum_values, unknown_fields');
+    expect(INVOICE_STATUSES).not.toContain(list.body.data[0].status);
+    expect((await api.get('/customers')).headers['sandbox-drill']).toBeUndefined();
+  });
+});
+
 describe('webhook deliveries', () => {
   it('a topic drill reshapes the delivery body and marks it; the stored event and other topics stay documented', async () => {
     const w = await webhookSandbox();
@@ -251,7 +270,6 @@ describe('generated operations and drills: every drilled answer is the same answ
       { operation: 'listWebhookEvents', path: '/webhooks/events?limit=5' },
     );
   });
-  afterAll(() => undefined);
 
   /** Compare a drilled value with the answer it came from; the differences the drills may make, and no other. */
   function compare(base: unknown, drilled: unknown, drills: EvolutionDrill[], at: string, found: { extras: number; statuses: number; reordered: number }): void {

@@ -148,13 +148,9 @@ export class OperationRouter {
     // A body written by a scenario author (respond.body) is sent as written, unchecked.
     const checker = this.options.responseChecker;
     // An answer without an operation (404, 405) is held to the document's x-unrouted-responses.
-    const state = exchange(res);
-    if (checker && reply.body !== undefined && !state.uncheckedReply) {
+    if (checker && reply.body !== undefined && !exchange(res).uncheckedReply) {
       reply = checkedAgainstDocument(checker, operation?.operationId ?? UNROUTED, reply);
     }
-    // Evolution drills reshape the answer after the check: the sandbox's own answer is still held to
-    // the document, and what the drill adds on purpose is not. One property read when no drill fired.
-    if (state.drills && operation) reply = drilledReply(state.drills, operation.operationId as string, reply);
     send(res, reply);
   }
 
@@ -403,6 +399,10 @@ export function send(res: Response, reply: Reply): void {
   const state = exchange(res);
   if (res.headersSent || state.dropped || state.answered) return;
   state.answered = true;
+  // Evolution drills reshape the answer here, after the router's response check: the sandbox's own
+  // answer is still held to the document, what a drill adds on purpose is not. One property read
+  // when no drill fired (only a scenario rule of the request's account sets it).
+  if (state.drills && state.operationId) reply = drilledReply(state.drills, state.operationId, reply);
   // Kept for the journal until the response closes (a client that does not read holds it that long).
   if (state.journaled) state.responseBody = reply.body;
   let typed = false;

@@ -228,8 +228,9 @@ class Drilling {
       entries.push([key, drilled]);
     }
     // Only where the document lists the fields: a map (metadata, validation_errors) takes keys of its own.
+    const own = entries.length;
     if (this.unknown && flat.closed) entries.push(...this.extraFields(path, value as Record<string, unknown>));
-    if (this.reorder && entries.length > 1) entries = this.reordered(path, entries);
+    if (this.reorder && entries.length > 1) entries = this.reordered(path, entries, own);
     // fromEntries defines each key as the object's own, `__proto__` included.
     return Object.fromEntries(entries);
   }
@@ -269,8 +270,11 @@ class Drilling {
     return extras.names.filter(([name]) => !Object.hasOwn(value, name)).map(([name, make]) => [name, make(r)]);
   }
 
-  /** The same entries ordered by a draw per field name and shape; never the order they came in. */
-  private reordered(path: string, entries: Array<[string, unknown]>): Array<[string, unknown]> {
+  /**
+   * The same entries ordered by a draw per field name and shape. The object's own fields (the first
+   * `own` entries; added ones follow) never keep their order among themselves when there are two.
+   */
+  private reordered(path: string, entries: Array<[string, unknown]>, own: number): Array<[string, unknown]> {
     const rank = (key: string): number => {
       const at = `${path}|${key}`;
       let r = this.ranks.get(at);
@@ -281,8 +285,12 @@ class Drilling {
       return r;
     };
     const sorted = [...entries].sort((a, b) => rank(a[0]) - rank(b[0]));
-    // The draw can give back the order as it was: then the first field goes last.
-    if (sorted.every((e, i) => e[0] === entries[i][0])) sorted.push(sorted.shift()!);
+    // The draw can leave the object's own fields in their order: then its first two trade places.
+    const owned = new Set(entries.slice(0, own).map((e) => e[0]));
+    const at = sorted.flatMap((e, i) => (owned.has(e[0]) ? [i] : []));
+    if (at.length > 1 && at.every((i, n) => sorted[i][0] === entries[n][0])) [sorted[at[0]], sorted[at[1]]] = [sorted[at[1]], sorted[at[0]]];
+    // With one field of its own and fields added, the draw can still give back the whole order.
+    else if (sorted.every((e, i) => e[0] === entries[i][0])) sorted.push(sorted.shift()!);
     return sorted;
   }
 }
