@@ -26,6 +26,7 @@ export const DOC_PAGES: ReadonlyArray<{ file: string; title: string; covers: str
   { file: 'clock.md', title: 'The clock', covers: 'the per-account virtual clock and what falls due' },
   { file: 'webhooks.md', title: 'Webhooks', covers: 'the 18 topics and their data, ordered delivery, retries, a receiver for your tests, duplicate and wrong-secret drills' },
   { file: 'scenarios.md', title: 'Scenarios', covers: 'forced responses, scenario documents, the request journal, fixtures' },
+  { file: 'evolution-drills.md', title: 'Evolution drills', covers: 'unknown fields, new statuses and reordered fields in answers and deliveries, to prove a client tolerant in CI' },
   { file: 'snapshots.md', title: 'Account snapshots', covers: 'save an account once, restore it before each test; export, import, load one at start (--fixtures or startSandbox({ fixtures }))' },
   { file: 'test-values.md', title: 'Test values', covers: 'magic inputs that make money paths fail' },
   { file: 'parity.md', title: 'Parity', covers: 'the black-box suite you can run against the real demo environment too' },
