@@ -70,6 +70,7 @@ const NOT_RUN = {
   'examples/running/npx.sh': 'needs the package in a registry; scripts/pack-smoke.sh runs npx of the packed tarball, and test/docs-examples.test.ts checks the flags',
   'examples/running/from-a-clone.sh': 'clones and installs into another project; .ci/run packs the same tarball, scripts/consumers.sh installs it as a partner does, and scripts/container-smoke.sh builds the same Dockerfile',
   'examples/running/podman.sh': 'starts a long-running API service on a system path; scripts/container-smoke.sh runs the image with the same runtime and limits, and scripts/container-recipes.sh runs podman system service with examples/running/containers.conf\'s settings',
+  'examples/parity/record-diff.sh': 'run by scripts/record-diff-example.sh against two CLIs (one in the demo environment\'s place, given examples/parity/demo-differs.yaml), which compares its report with examples/parity/diff-sample.txt',
   'examples/parity/run.sh': 'run by scripts/parity-example.sh (at the spec\'s 5 requests per second, about a minute), which compares its report with examples/parity/sample-report.txt',
   'examples/command-line/tour.sh': 'run by test/cli-commands.test.ts against a fresh sandbox, with the commands of examples/command-line/session.txt',
   'examples/first-test/container.sh': 'needs a Docker engine; its script, examples/first-test/first-test.mjs, runs in this script against a CLI started as the container is (SANDBOX_ALLOW_HTTP_WEBHOOKS=1), and test/docs-examples.test.ts checks its variables',

@@ -45,6 +45,7 @@ import { checkoutFeature } from './domain/checkout/handlers.js';
 import { hostedFeature } from './hosted/pages.js';
 import { LIMITS } from './limits.js';
 import { letGo, orphaned, SEND_GUARD_SERVICE, SendGuard } from './http/send-guard.js';
+import { BODY_BUDGET_SERVICE, BodyBudget } from './http/body-budget.js';
 import { plainBodies, plainForm, plainJson, type BodyReader } from './http/json-body.js';
 import { checkBody } from './http/storable.js';
 import { ServiceRegistry } from './services.js';
@@ -148,6 +149,8 @@ export function createApp(deps: Deps): SandboxApp {
   // The bound on answers clients do not read: one guard per app, told of every response's writes.
   const guard = new SendGuard(deps.config.sendLimits, deps.realNow, deps.log);
   deps.services.set(SEND_GUARD_SERVICE, guard);
+  const bodyBudget = new BodyBudget();
+  deps.services.set(BODY_BUDGET_SERVICE, bodyBudget);
   reportWrites(app.response, guard);
   // One access line per request (pino-http): method, path, status, ms, account, operation; never
   // headers or bodies, so no secret reaches the log.
@@ -177,6 +180,7 @@ export function createApp(deps: Deps): SandboxApp {
         express.urlencoded({ extended: false, limit: LIMITS.formBodyBytes }),
         express.text({ limit: LIMITS.formBodyBytes, type: ['application/yaml', 'application/x-yaml', 'text/yaml'] }),
       ],
+      bodyBudget,
     ),
   ];
   app.use(...apiSteps);
@@ -412,12 +416,20 @@ function runSteps(steps: Middleware[], req: Request, res: Response, fail: (error
  * when it takes the body, else body-parser's parsers in turn; then the door (src/http/storable.ts),
  * before anything else reads the body: a value nested past the limit is a 400 here, never a stack
  * overflow in validation, a handler, the journal or the data file.
+ *
+ * The server's budget of bodies being received (src/http/body-budget.ts) is kept here, the one place
+ * every body passes: a body holds its declared length from its headers until it is parsed or
+ * refused (an aborted or timed-out one is refused too).
  */
-function bodyParsers(fast: BodyReader, parsers: Middleware[]): Middleware {
+function bodyParsers(fast: BodyReader, parsers: Middleware[], budget: BodyBudget): Middleware {
   return (req, res, next) => {
     // type-is's hasBody: an empty body with a Content-Length is still a body (JSON's reads as {}).
-    if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) return next();
+    const declared = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] === undefined && declared === undefined) return next();
+    const release = budget.hold(BodyBudget.lengthOf(declared));
+    if (!release) return next(serverBusy());
     const parsed = (error?: unknown) => {
+      release();
       if (error) return next(error);
       try {
         checkBody(req.body, req.headers);
@@ -429,6 +441,15 @@ function bodyParsers(fast: BodyReader, parsers: Middleware[]): Middleware {
     if (fast(req, parsed)) return;
     runSteps([...parsers, () => parsed()], req, res, parsed);
   };
+}
+
+/** The 503 of a full body budget: the body is left unread, so the connection closes after the answer. */
+function serverBusy(): ApiError {
+  const size = `${Math.round(LIMITS.bodyBytesInFlight / (1024 * 1024))} MB`;
+  return new ApiError(Errors.serverBusy, {
+    validation_errors: { body: `arrives while ${size} of other request bodies are being received` },
+    headers: { 'Retry-After': '1', Connection: 'close' },
+  });
 }
 
 export function defaultPrincipal(environment: Environment): Principal {

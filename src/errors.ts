@@ -59,6 +59,8 @@ export const Errors = {
   notImplemented: template(501, 'not_implemented', 'This operation is not implemented by the sandbox yet.'),
   serviceUnavailable: template(503, 'service_unavailable', 'The service is temporarily unavailable.'),
   /** With --data: the data file cannot be written (a full disk, an I/O error); nothing was changed. */
+  /** Too many request bytes arriving at once (LIMITS.bodyBytesInFlight): this body was not read. */
+  serverBusy: template(503, 'server_busy', 'The sandbox is receiving as many request bodies as it holds at once, so this one was not read and nothing was changed. Retry after the Retry-After seconds.'),
   storageUnavailable: template(503, 'storage_unavailable', 'The data file cannot be written, so nothing was changed. Retry after the Retry-After seconds.'),
 } as const;
 

@@ -1,6 +1,6 @@
 // Owns the one table of caps and retentions: every body, string, list, upload and in-memory
 // structure that grows with traffic has its bound here, with the unit in its name. Code and tests
-// read these constants; docs/gaps-and-choices.md ("Limits and retention") lists the same rows.
+// read these constants; docs/limits.md lists the same rows.
 
 const MB = 1024 * 1024;
 
@@ -9,6 +9,13 @@ export const LIMITS = {
   jsonBodyBytes: 15 * MB,
   /** A request's headers in all (Node's default, set explicitly on the server). Beyond: 431. */
   headerBytes: 16 * 1024,
+  /**
+   * Request bodies being received at once, over every connection of a server, each counted at its
+   * declared Content-Length (a chunked body at the JSON limit, the most it may hold) from its headers
+   * until it is parsed or refused. Beyond: 503 server_busy with Retry-After, the body unread and the
+   * connection closed; nothing is changed. 17 bodies of the largest kind at once.
+   */
+  bodyBytesInFlight: 256 * MB,
   /** Form (token endpoint) and YAML (scenario documents) bodies. Beyond: 413. */
   formBodyBytes: 1 * MB,
   /** PDF uploads, decoded content or fetched body (the spec's 10 MB). Beyond: 413. */
@@ -213,4 +220,24 @@ export const LIMITS = {
   snapshotDepth: 100,
   /** The rate limit's window; a key idle for longer has its bucket dropped. */
   rateLimitWindowMs: 1000,
+  /**
+   * `billing-sandbox record`: bytes of one request or answer body kept in the recording (the API's
+   * own JSON body limit). A larger body still passes through whole; the entry says it was cut, and
+   * `diff` does not replay that request.
+   */
+  recordBodyBytes: 15 * MB,
+  /**
+   * `record`: distinct secrets (tokens, credentials, secret fields) it remembers, to give each its
+   * number (`***#n`) and to mask it wherever else it appears. Beyond: the oldest is forgotten and
+   * gets a new number if seen again.
+   */
+  recordSecretsKept: 10_000,
+  /** `billing-sandbox diff`: the largest recording it reads. Beyond: exit 2 naming the limit. */
+  recordingFileBytes: 256 * MB,
+  /**
+   * Exchanges in one recording. `record` goes on forwarding past it but writes no more (it says so
+   * once, and counts them at the end); `diff` refuses a longer recording (exit 2 naming the limit).
+   * A replay at 5 requests per second takes about 5.5 hours at the cap.
+   */
+  recordExchanges: 100_000,
 } as const;

@@ -7,10 +7,11 @@ import type { FetchOptions } from './pdf/fetch.js';
 import type { ScenarioEngine } from './scenarios/engine.js';
 import type { Sleep } from './scenarios/intercept.js';
 import type { StreamHub } from './stream/hub.js';
-import type { DeliveryDuplicatesHook, DeliveryFaultHook } from './faults.js';
+import type { DeliveryDrillsHook, DeliveryDuplicatesHook, DeliveryFaultHook } from './faults.js';
 import type { WebhookQueue } from './webhooks/queue.js';
 import type { MemoryBudget } from './budget/memory-budget.js';
 import type { SendGuard } from './http/send-guard.js';
+import type { BodyBudget } from './http/body-budget.js';
 import type { SnapshotTable } from './snapshots/table.js';
 
 /** Every service by its name (the names are exported next to their owners: WEBHOOKS_SERVICE, JOURNAL, ...). */
@@ -27,10 +28,14 @@ export interface Services {
   deliveryFaults: DeliveryFaultHook;
   /** Copies of a delivered event to send (scenario `duplicate_delivery` rules); tests may set their own. */
   deliveryDuplicates: DeliveryDuplicatesHook;
+  /** Evolution drills that reshape a delivery body (scenario topic rules with unknown_fields, ...). */
+  deliveryDrills: DeliveryDrillsHook;
   /** Tests only: an extra CA, a resolver, a time-out for fetching PDFs. */
   'pdf.fetchOptions': Partial<FetchOptions>;
   /** The bound on unread answers of the server made for these deps (createSandboxServer). */
   sendGuard: SendGuard;
+  /** The bound on request bodies being received at once, of the server made for these deps. */
+  bodyBudget: BodyBudget;
   /** Every partner's account snapshots (src/snapshots/). */
   snapshots: SnapshotTable;
   /** The --fixtures document (a dataset or a snapshot), loaded again after a full reset. */

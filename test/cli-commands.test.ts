@@ -368,7 +368,7 @@ describe('reset and scenario', () => {
     const lines = list.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ID +NAME +SCOPE +RULES +LOADED AT$/);
     expect(lines.slice(1).map((l) => l.split(/  +/).slice(1, 4))).toEqual([['slow API', 'account', '3'], ['my outage', 'account', '1']]);
-    expect(list.stderr).toContain('Shipped (load by name): bill-approval-conflicts, duplicate-deliveries, flaky-network, rate-limit-storm, receiver-outage, receiver-secret-check, slow-api');
+    expect(list.stderr).toContain('Shipped (load by name): api-evolution, bill-approval-conflicts, duplicate-deliveries, flaky-network, rate-limit-storm, receiver-outage, receiver-secret-check, slow-api');
     expect(JSON.parse((await cli(['scenario', 'list', '--json'])).stdout).data).toHaveLength(2);
     expect((await cli(['scenario', 'clear'])).stdout).toBe('Removed 2 scenarios.\n');
     expect((await api('GET', '/customers')).status).toBe(200);

@@ -3,6 +3,7 @@
 // prefixes) and checks the server against it, operation by operation. Every answer is also checked
 // by the strict response checker (validateResponses), which refuses an undocumented status.
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import type request from 'supertest';
 import { Errors } from '../src/errors.js';
@@ -282,6 +283,27 @@ describe('rules the schemas state', () => {
     expect(both.body.validation_errors).toEqual({ content: 'give only one of content and url', url: 'give only one of content and url' });
     const notBase64 = await api().post('/invoices/inv_x/pdf', { content: 'not base64!' });
     expect(Object.keys(notBase64.body.validation_errors)).toEqual(['content']);
+  });
+
+  it('an invoice PDF upload names the fields of the branch the caller chose (oneOf of content and url)', async () => {
+    // Every mix of content and url (absent, valid, malformed, wrong type) and an unknown field: the body
+    // is refused unless exactly one valid field is given, and validation_errors names the fields of the
+    // branch the caller chose, never "url is required" for a malformed content.
+    const content = fc.constantFrom(undefined, 'JVBERi0=', 'not base64!', 42);
+    const url = fc.constantFrom(undefined, 'https://files.example/a.pdf', 'not a uri', 7);
+    await fc.assert(fc.asyncProperty(content, url, fc.boolean(), async (c, u, extra) => {
+      const body: Json = { ...(c !== undefined && { content: c }), ...(u !== undefined && { url: u }), ...(extra && { colour: 'red' }) };
+      const res = await api().post('/invoices/inv_x/pdf', body);
+      const valid = (v: unknown, good: string) => v === good;
+      const expected = new Set<string>(extra ? ['colour'] : []);
+      if ((c === undefined) === (u === undefined)) ['content', 'url'].forEach((f) => expected.add(f));
+      else if (c !== undefined && !valid(c, 'JVBERi0=')) expected.add('content');
+      else if (u !== undefined && !valid(u, 'https://files.example/a.pdf')) expected.add('url');
+      if (!expected.size) return expect(res.status).toBe(404); // valid: the unknown invoice is next
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body.validation_errors).sort()).toEqual([...expected].sort());
+      if (c !== undefined && u !== undefined) expect(res.body.validation_errors.content).toBe('give only one of content and url');
+    }), { numRuns: 64 });
   });
 
   it('accounting-sync items are checked against the API create schemas the control-plane document references', async () => {

@@ -1,4 +1,4 @@
-// Example (quoted in docs/running.md, "Containers from Node"): the sandbox's image under
+// Example (quoted in docs/containers.md, "Testcontainers for Node"): the sandbox's image under
 // Testcontainers with `billing-sandbox/testcontainers`: the same `api`, `control` and `partner()` as
 // in-process, a scenario file of ours, webhooks to a receiver on this machine, and the events
 // asserted through the control plane instead. Run by node's test runner (`node --test`); the same

@@ -13,6 +13,8 @@ import { resetCommand } from './reset.js';
 import { scenarioCommand } from './scenario.js';
 import { snapshotCommand } from './snapshot.js';
 import { parityCommand } from '../parity/command.js';
+import { diffCommand } from '../recording/diff-command.js';
+import { recordCommand } from '../recording/record-command.js';
 import { environmentConfig, serve, serveCommand, withServeOptions, type ServeFlags, type ServeHooks } from './serve.js';
 import { triggerCommand } from './trigger.js';
 
@@ -30,6 +32,8 @@ export const COMMANDS: Array<(hooks: ServeHooks) => Command> = [
   scenarioCommand,
   snapshotCommand,
   () => parityCommand(),
+  () => recordCommand(),
+  () => diffCommand(),
 ];
 
 /** Settings every command needs, also for commands built elsewhere and added with addCommand. */

@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { Environment } from '../config.js';
 import type { Account } from '../store/store.js';
 import type { Principal } from './context.js';
+import type { DrillSet } from '../scenarios/evolve.js';
 
 export interface ExchangeState {
   /** Set by the router: the matched operation (null: no operation matched) and the API environment. */
@@ -20,6 +21,8 @@ export interface ExchangeState {
   forced?: string;
   /** A scenario's drop action cut the connection: nothing is sent, and the journal records status 0. */
   dropped?: 'reset' | 'empty';
+  /** Evolution drills that fired for this request: the answer is sent reshaped, with Sandbox-Drill (src/scenarios/evolve.ts). */
+  drills?: DrillSet;
   /** A body written by a scenario author is sent as written, not checked against the document. */
   uncheckedReply?: boolean;
   /** The router's send() took an answer (written at the end of its batch, see answer-batch.ts): a second one is dropped. */

@@ -441,6 +441,51 @@ const LOCATIONS = new Set(['requestBody', 'query', 'path', 'header', 'cookie']);
 /** Keywords that only wrap the errors of their branches: reported alone only when nothing more precise is. */
 const WRAPPERS = new Set(['if', 'anyOf', 'oneOf', 'allOf', 'propertyNames']);
 
+const BRANCH = /\/(?:oneOf|anyOf)\/(\d+)(?=\/)/g;
+
+/** Each (instance path, wrapper schema path, branch) a branch error lies in: the instance path may be any ancestor of the error's. */
+function branchesOf(e: ErrorObject, wrapperAt: (instancePath: string, schemaPath: string) => boolean): string[] {
+  const out: string[] = [];
+  for (const m of e.schemaPath.matchAll(BRANCH)) {
+    const wrapper = e.schemaPath.slice(0, m.index + m[0].length - m[1].length - 1);
+    for (let path = e.instancePath; ; path = path.slice(0, Math.max(0, path.lastIndexOf('/')))) {
+      if (wrapperAt(path, wrapper)) out.push(`${path}\0${wrapper}\0${m[1]}`);
+      if (!path) break;
+    }
+  }
+  return out;
+}
+
+/**
+ * A failed oneOf/anyOf speaks of the branches the caller chose: when some branch has every field it
+ * requires, the errors of the branches missing one are dropped ({content: 'bad'} against "content or
+ * url" names content, not "url is required"). With no branch whole, all stay (both named as required).
+ * Linear in the errors (a list of bad items has a wrapper each).
+ */
+function withoutUnchosenBranches(all: ErrorObject[]): ErrorObject[] {
+  const wrappers = new Map<string, number>();
+  for (const e of all) {
+    if ((e.keyword === 'oneOf' || e.keyword === 'anyOf') && Array.isArray(e.schema)) wrappers.set(`${e.instancePath}\0${e.schemaPath}`, e.schema.length);
+  }
+  if (!wrappers.size) return all;
+  const wrapperAt = (path: string, schemaPath: string) => wrappers.has(`${path}\0${schemaPath}`);
+  // Branches missing a field the branch itself requires, at the wrapper's own place.
+  const missing = new Map<string, Set<string>>();
+  for (const e of all) {
+    if (e.keyword !== 'required' || !e.schemaPath.includes('Of/')) continue;
+    for (const branch of branchesOf(e, (path, schemaPath) => path === e.instancePath && wrapperAt(path, schemaPath))) {
+      const wrapper = branch.slice(0, branch.lastIndexOf('\0'));
+      let set = missing.get(wrapper);
+      if (!set) missing.set(wrapper, (set = new Set()));
+      set.add(branch);
+    }
+  }
+  const dropped = new Set<string>();
+  for (const [wrapper, branches] of missing) if (branches.size < (wrappers.get(wrapper) ?? 0)) for (const b of branches) dropped.add(b);
+  if (!dropped.size) return all;
+  return all.filter((e) => !e.schemaPath.includes('Of/') || !branchesOf(e, wrapperAt).some((b) => dropped.has(b)));
+}
+
 /** Ajv errors as {field: message}, fields named as the caller wrote them (line_items[0].amount). */
 export function validationErrors(errors: ErrorObject[] | null | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -449,7 +494,7 @@ export function validationErrors(errors: ErrorObject[] | null | undefined): Reco
   const name = (field: string, message: string) => {
     if (!Object.hasOwn(out, field)) Object.defineProperty(out, field, { value: message, enumerable: true, writable: true, configurable: true });
   };
-  const all = errors ?? [];
+  const all = withoutUnchosenBranches(errors ?? []);
   // A wrapper speaks only where no branch error says more about the same place (or below it): the
   // places precise errors speak of, and every place above them, in one set (a list of 100,000 bad
   // items made 100,000 wrappers, each compared with 100,000 errors: seconds of a blocked process).

@@ -18,6 +18,7 @@ import { UNROUTED, type ResponseChecker } from './response-check.js';
 import { RouteMatcher } from './route-match.js';
 import { exchange } from './exchange.js';
 import { endInBatch } from './answer-batch.js';
+import { DRILL_HEADER, drillAnswer, drillHeader, type DrillSet } from '../scenarios/evolve.js';
 
 /** What a request carries through openapi-backend to the security handlers and the handler. */
 export interface RequestState {
@@ -386,11 +387,22 @@ function checkedAgainstDocument(checker: ResponseChecker, operationId: string, r
   return { status: error.status, body: error.body };
 }
 
+/** The answer as the drills reshape it, marked with Sandbox-Drill; a body that is not a JSON object or list is sent as it is. */
+function drilledReply(drills: DrillSet, operationId: string, reply: Reply): Reply {
+  const headers = { ...reply.headers, [DRILL_HEADER]: drillHeader(drills) };
+  if (!reply.body || typeof reply.body !== 'object' || Buffer.isBuffer(reply.body)) return { ...reply, headers };
+  return { ...reply, body: drillAnswer(drills, operationId, reply.status, reply.body), headers };
+}
+
 export function send(res: Response, reply: Reply): void {
   // A scenario's drop action already cut the connection: nothing is sent.
   const state = exchange(res);
   if (res.headersSent || state.dropped || state.answered) return;
   state.answered = true;
+  // Evolution drills reshape the answer here, after the router's response check: the sandbox's own
+  // answer is still held to the document, what a drill adds on purpose is not. One property read
+  // when no drill fired (only a scenario rule of the request's account sets it).
+  if (state.drills && state.operationId) reply = drilledReply(state.drills, state.operationId, reply);
   // Kept for the journal until the response closes (a client that does not read holds it that long).
   if (state.journaled) state.responseBody = reply.body;
   let typed = false;

@@ -27,6 +27,12 @@ const SHOWN_PART_OF_SECRET = /(^|_)(last_?4(_digits)?|mask)$/i;
 /** The field's value is a secret: masked in every journal entry. */
 export const isSecretField = (name: string) => SECRET_FIELD.test(name) && !SHOWN_PART_OF_SECRET.test(name);
 
+/**
+ * The header's value is a secret: one that carries credentials, or one named like a secret field
+ * (redactHeaders' rule; `record` masks the same headers in its files). Any case.
+ */
+export const isSecretHeader = (name: string) => SECRET_HEADERS.has(name.toLowerCase()) || isSecretField(name);
+
 /** Strings longer than this are cut (a PDF in base64 would otherwise fill the journal). */
 export const MAX_STRING = LIMITS.journalStringChars;
 const MAX_DEPTH = LIMITS.journalDepth;
@@ -145,7 +151,7 @@ export function redactHeaders(kept: string, budget: Budget = partBudget()): Reco
     }
     const colon = lines[i].indexOf(':');
     const name = lines[i].slice(0, colon);
-    out[name] = SECRET_HEADERS.has(name) || isSecretField(name) ? MASK : shorten(lines[i].slice(colon + 1));
+    out[name] = isSecretHeader(name) ? MASK : shorten(lines[i].slice(colon + 1));
     budget.spend(jsonBytes(name) + jsonBytes(out[name]) + 2);
   }
   return out;

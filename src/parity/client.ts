@@ -162,17 +162,20 @@ export class ParityClient {
     const base = options.baseUrl ? trimBase(options.baseUrl) : this.baseUrl;
     if (/(^|\/)_sandbox(\/|$)/.test(`${new URL(base).pathname}${path}`)) throw new Error('the parity suite uses only the public API, never /_sandbox');
     const search = queryString(options.query);
-    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': `billing-sandbox-parity/${VERSION}`, ...options.headers };
+    // A Headers object: a header given in options replaces the default of the same name in any case
+    // (`diff` replays a recording's headers as they were spelt).
+    const headers = new Headers({ Accept: 'application/json', 'User-Agent': `billing-sandbox-parity/${VERSION}` });
+    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
     const auth = options.auth ?? 'token';
-    if (auth === 'token') headers.Authorization = `Bearer ${await this.accessToken()}`;
-    else if (auth !== 'none') headers.Authorization = auth;
+    if (auth === 'token') headers.set('Authorization', `Bearer ${await this.accessToken()}`);
+    else if (auth !== 'none') headers.set('Authorization', auth);
     let payload: string | undefined;
     if (options.raw !== undefined) {
       payload = options.raw;
-      headers['Content-Type'] = options.contentType ?? 'application/json';
+      headers.set('Content-Type', options.contentType ?? 'application/json');
     } else if (options.body !== undefined) {
       payload = JSON.stringify(options.body);
-      headers['Content-Type'] = 'application/json';
+      headers.set('Content-Type', 'application/json');
     }
     const url = `${base}${path}${search}`;
     let throttled = 0;
@@ -212,6 +215,19 @@ export class ParityClient {
     this.answeredAt.push(this.clock.now());
     if (this.answeredAt.length > this.burst) this.answeredAt.shift();
   }
+}
+
+/** The base URL gave no answer at all (nothing listens there, a wrong host): exit 3, as the CLI's other commands. */
+export class UnreachableBaseUrl extends Error {
+  constructor(readonly baseUrl: string, cause: string) {
+    super(`${baseUrl} could not be reached (${cause}); check --base-url, or start a sandbox there with: npx billing-sandbox --port ${portOf(baseUrl)}`);
+    this.name = 'UnreachableBaseUrl';
+  }
+}
+
+function portOf(url: string): string {
+  const parsed = new URL(url);
+  return parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
 }
 
 export class TokenError extends Error {

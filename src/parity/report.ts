@@ -65,29 +65,65 @@ function failureLines(c: CaseResult): string[] {
   ].filter((line): line is string => Boolean(line));
 }
 
-/** JUnit XML: one testsuite per area, one testcase per case; skips are <skipped>, failures <failure>. */
-export function junitReport(report: ParityReport): string {
-  const attr = (name: string, value: string | number) => ` ${name}="${xmlEscape(String(value))}"`;
-  const areas = new Map<string, CaseResult[]>();
-  for (const c of report.cases) areas.set(c.area, [...(areas.get(c.area) ?? []), c]);
-  const count = (list: CaseResult[], status: CaseResult['status']) => list.filter((c) => c.status === status).length;
-  const time = (list: CaseResult[]) => (list.reduce((sum, c) => sum + c.duration_ms, 0) / 1000).toFixed(3);
+/** One testcase of a JUnit file: passed unless it has a failure or is skipped; `output` goes to <system-out>. */
+export interface JunitCase {
+  classname: string;
+  name: string;
+  duration_ms: number;
+  failure?: { message: string; type: string; text: string };
+  skipped?: string;
+  output?: string;
+}
+
+export interface JunitSuite {
+  name: string;
+  /** ISO time the suite started. */
+  started_at: string;
+  cases: JunitCase[];
+}
+
+/** A JUnit XML document (the form CI servers read): testsuites, one testsuite each, one testcase per case. */
+export function junitXml(name: string, durationMs: number, suites: JunitSuite[]): string {
+  const attr = (key: string, value: string | number) => ` ${key}="${xmlEscape(String(value))}"`;
+  const cases = suites.flatMap((s) => s.cases);
+  const failures = (list: JunitCase[]) => list.filter((c) => c.failure).length;
+  const skips = (list: JunitCase[]) => list.filter((c) => !c.failure && c.skipped !== undefined).length;
+  const time = (list: JunitCase[]) => (list.reduce((sum, c) => sum + c.duration_ms, 0) / 1000).toFixed(3);
   const out = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites${attr('name', `billing-sandbox parity against ${report.base_url}`)}${attr('tests', report.summary.total)}${attr('failures', report.summary.failed)}${attr('skipped', report.summary.skipped)}${attr('errors', 0)}${attr('time', (report.duration_ms / 1000).toFixed(3))}>`,
+    `<testsuites${attr('name', name)}${attr('tests', cases.length)}${attr('failures', failures(cases))}${attr('skipped', skips(cases))}${attr('errors', 0)}${attr('time', (durationMs / 1000).toFixed(3))}>`,
   ];
-  for (const [area, list] of areas) {
-    out.push(`  <testsuite${attr('name', `parity.${area}`)}${attr('tests', list.length)}${attr('failures', count(list, 'fail'))}${attr('skipped', count(list, 'skip'))}${attr('errors', 0)}${attr('time', time(list))}${attr('timestamp', report.started_at.replace(/Z$/, ''))}>`);
-    for (const c of list) {
-      const open = `    <testcase${attr('classname', `parity.${area}`)}${attr('name', `${c.id}: ${c.title}`)}${attr('time', (c.duration_ms / 1000).toFixed(3))}`;
-      if (c.status === 'pass') out.push(`${open}/>`);
-      else if (c.status === 'skip') out.push(`${open}>`, `      <skipped${attr('message', c.reason ?? '')}/>`, '    </testcase>');
-      else {
-        out.push(`${open}>`, `      <failure${attr('message', c.message ?? 'failed')}${attr('type', c.expected !== undefined ? `expected ${c.expected}, observed ${c.observed ?? 'no answer'}` : 'failure')}>${xmlEscape(failureLines(c).join('\n'))}</failure>`, '    </testcase>');
-      }
+  for (const suite of suites) {
+    out.push(`  <testsuite${attr('name', suite.name)}${attr('tests', suite.cases.length)}${attr('failures', failures(suite.cases))}${attr('skipped', skips(suite.cases))}${attr('errors', 0)}${attr('time', time(suite.cases))}${attr('timestamp', suite.started_at.replace(/Z$/, ''))}>`);
+    for (const c of suite.cases) {
+      const open = `    <testcase${attr('classname', c.classname)}${attr('name', c.name)}${attr('time', (c.duration_ms / 1000).toFixed(3))}`;
+      const inner: string[] = [];
+      if (c.failure) inner.push(`      <failure${attr('message', c.failure.message)}${attr('type', c.failure.type)}>${xmlEscape(c.failure.text)}</failure>`);
+      else if (c.skipped !== undefined) inner.push(`      <skipped${attr('message', c.skipped)}/>`);
+      if (c.output) inner.push(`      <system-out>${xmlEscape(c.output)}</system-out>`);
+      if (!inner.length) out.push(`${open}/>`);
+      else out.push(`${open}>`, ...inner, '    </testcase>');
     }
     out.push('  </testsuite>');
   }
   out.push('</testsuites>');
   return `${out.join('\n')}\n`;
+}
+
+/** JUnit XML: one testsuite per area, one testcase per case; skips are <skipped>, failures <failure>. */
+export function junitReport(report: ParityReport): string {
+  const areas = new Map<string, CaseResult[]>();
+  for (const c of report.cases) areas.set(c.area, [...(areas.get(c.area) ?? []), c]);
+  const suites: JunitSuite[] = [...areas].map(([area, list]) => ({
+    name: `parity.${area}`,
+    started_at: report.started_at,
+    cases: list.map((c): JunitCase => ({
+      classname: `parity.${area}`,
+      name: `${c.id}: ${c.title}`,
+      duration_ms: c.duration_ms,
+      ...(c.status === 'skip' ? { skipped: c.reason ?? '' } : {}),
+      ...(c.status === 'fail' ? { failure: { message: c.message ?? 'failed', type: c.expected !== undefined ? `expected ${c.expected}, observed ${c.observed ?? 'no answer'}` : 'failure', text: failureLines(c).join('\n') } } : {}),
+    })),
+  }));
+  return junitXml(`billing-sandbox parity against ${report.base_url}`, report.duration_ms, suites);
 }

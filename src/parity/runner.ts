@@ -6,21 +6,8 @@ import { VERSION } from '../config.js';
 import { AREAS, CaseContext, CaseFailure, CaseSkipped, DEFAULT_RATE, excerpt, UsageError, type ParityCase, type Rule, type RunSettings } from './case.js';
 import { CASES } from './cases/index.js';
 import { CleanupTracker, type CleanupSummary } from './cleanup.js';
-import { NetworkError, ParityClient, TokenError, realClock, type ClientClock, type Exchange } from './client.js';
+import { NetworkError, ParityClient, TokenError, UnreachableBaseUrl, realClock, type ClientClock, type Exchange } from './client.js';
 import { ShapeChecker } from './shapes.js';
-
-/** The base URL gave no answer at all (nothing listens there, a wrong host): exit 3, as the CLI's other commands. */
-export class UnreachableBaseUrl extends Error {
-  constructor(readonly baseUrl: string, cause: string) {
-    super(`${baseUrl} could not be reached (${cause}); check --base-url, or start a sandbox there with: npx billing-sandbox --port ${portOf(baseUrl)}`);
-    this.name = 'UnreachableBaseUrl';
-  }
-}
-
-function portOf(url: string): string {
-  const parsed = new URL(url);
-  return parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
-}
 
 export type CaseStatus = 'pass' | 'fail' | 'skip';
 
@@ -84,7 +71,7 @@ export interface RunOptions {
   onResult?: (result: CaseResult) => void;
 }
 
-export { DEFAULT_RATE, UsageError };
+export { DEFAULT_RATE, UnreachableBaseUrl, UsageError };
 
 /** The cases `only` names (areas or case ids), in catalogue order; an unknown name is a usage error. */
 export function selectCases(cases: readonly ParityCase[], only?: string[]): ParityCase[] {

@@ -79,6 +79,50 @@ export class ShapeChecker {
     return (validate.errors ?? []).slice(0, 5).map((e) => this.describe(e));
   }
 
+  /**
+   * The values the document allows at `path` of the answer (operation and status), where the schema
+   * there is an enumeration (`enum` or `const`, through $refs and every branch of allOf, oneOf and
+   * anyOf); undefined where it is not one or the path is not documented. `diff` compares such values.
+   */
+  enumAt(operationId: string, status: number, path: ReadonlyArray<string | number>): unknown[] | undefined {
+    const pointer = this.responsePointer(operationId, status);
+    if (pointer === undefined) return undefined;
+    const schema = ((this.resolve(pointer).node.content as Node | undefined)?.['application/json'] as Node | undefined)?.schema;
+    const found = this.enumIn(schema, path, 0);
+    return found?.length ? found : undefined;
+  }
+
+  private enumIn(node: unknown, path: ReadonlyArray<string | number>, depth: number): unknown[] | undefined {
+    if (!node || typeof node !== 'object' || depth > 64) return undefined;
+    const schema = node as Node;
+    if (typeof schema.$ref === 'string') return this.enumIn(this.resolve(schema.$ref).node, path, depth + 1);
+    const values: unknown[] = [];
+    let found = false;
+    for (const key of ['allOf', 'oneOf', 'anyOf']) {
+      if (!Array.isArray(schema[key])) continue;
+      for (const branch of schema[key] as unknown[]) {
+        const inBranch = this.enumIn(branch, path, depth + 1);
+        if (inBranch) {
+          found = true;
+          for (const value of inBranch) if (!values.includes(value)) values.push(value);
+        }
+      }
+    }
+    if (path.length === 0) {
+      const own = Array.isArray(schema.enum) ? schema.enum as unknown[] : schema.const !== undefined ? [schema.const] : undefined;
+      if (own) return [...new Set([...own, ...values])];
+      return found ? values : undefined;
+    }
+    const [head, ...rest] = path;
+    const next = typeof head === 'number'
+      ? schema.items
+      : (schema.properties && Object.hasOwn(schema.properties, head) ? (schema.properties as Node)[head]
+        : schema.additionalProperties && typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    const below = next === undefined ? undefined : this.enumIn(next, rest, depth + 1);
+    if (below) for (const value of below) if (!values.includes(value)) values.push(value);
+    return below || found ? values : undefined;
+  }
+
   /** undefined: status not documented; null: documented without a JSON body. */
   private validator(operationId: string, status: number): ValidateFunction | null | undefined {
     const key = `${operationId} ${status}`;

@@ -16,9 +16,11 @@ import { LIMITS } from '../limits.js';
 import { settingNames } from '../settings.js';
 import { checkStorable, readYaml, sizeText, type DoorRules } from '../http/storable.js';
 import type { DeliveryFault } from '../faults.js';
+import { EVOLUTION_DRILLS, type EvolutionDrill } from './evolve.js';
 
 export interface RuleMatch {
-  operation?: string;
+  /** An operationId, or a list of them. */
+  operation?: string | string[];
   method?: string;
   path?: string;
   header?: Record<string, string>;
@@ -53,6 +55,10 @@ export interface ScenarioRule {
   timeout_after_delivery?: true;
   /** Send the attempt with a wrong bearer; whatever the receiver answers, count it as failed (counts attempts). */
   wrong_secret?: true;
+  /** Evolution drills (src/scenarios/evolve.ts): the answer (or the delivery, with match.topic) as a later release could send it. */
+  unknown_fields?: true;
+  new_enum_values?: true;
+  reordered_fields?: true;
 }
 
 /** The actions that act on webhook deliveries: a rule with one of them needs match.topic, and a topic rule needs one. */
@@ -61,6 +67,16 @@ export const DELIVERY_ACTIONS = ['fail_delivery', 'duplicate_delivery', 'timeout
 /** The delivery action a rule carries, if any. */
 export function deliveryAction(rule: ScenarioRule): (typeof DELIVERY_ACTIONS)[number] | undefined {
   return DELIVERY_ACTIONS.find((action) => rule[action] !== undefined);
+}
+
+/** The evolution drill a rule carries, if any: it acts on answers of the operations it matches, or on deliveries of its topics. */
+export function evolutionAction(rule: ScenarioRule): EvolutionDrill | undefined {
+  return EVOLUTION_DRILLS.find((drill) => rule[drill] !== undefined);
+}
+
+/** The operations a match names: none (any operation), one, or a list. */
+export function matchOperations(match: RuleMatch): string[] {
+  return match.operation === undefined ? [] : Array.isArray(match.operation) ? match.operation : [match.operation];
 }
 
 export interface ScenarioDocument {
@@ -118,8 +134,9 @@ export const FRAMING_HEADERS = [
   'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade',
 ] as const;
 
-const ACTIONS = `respond, delay_ms or drop (requests), or ${DELIVERY_ACTIONS.slice(0, -1).join(', ')} or ${DELIVERY_ACTIONS.at(-1)} (webhook deliveries)`;
+const ACTIONS = `respond, delay_ms or drop (requests), ${DELIVERY_ACTIONS.slice(0, -1).join(', ')} or ${DELIVERY_ACTIONS.at(-1)} (webhook deliveries), or ${EVOLUTION_DRILLS.slice(0, -1).join(', ')} or ${EVOLUTION_DRILLS.at(-1)} (answers, or deliveries with match.topic)`;
 const TOPIC = 'must be a webhook topic, "*" (every topic) or a non-empty list of distinct topics';
+const OPERATION = 'must be an operationId (1 to 255 characters) or a non-empty list of distinct operationIds';
 const HEADER_NAME = "is not a valid header name: an RFC 7230 token (letters, digits and !#$%&'*+-.^_`|~)";
 const HEADER_VALUE = 'must be visible ASCII, spaces and tabs (no CR, LF or other control characters)';
 const REDIRECT = 'must not be a redirect (3xx): a scenario answers 2xx, 4xx or 5xx';
@@ -129,15 +146,17 @@ const REDIRECT = 'must not be a redirect (3xx): a scenario answers 2xx, 4xx or 5
  * a topic's three accepted shapes as one message, a bad header name on the header it names.
  */
 function readable(errors: ErrorObject[]): ErrorObject[] {
-  // A topic's branches report at its own path or below (the enum through a $ref): the anyOf speaks for them.
+  // A topic's (or operation's) branches report at its own path or below (the enum through a $ref): the anyOf speaks for them.
   const isTopic = (e: ErrorObject) => e.keyword === 'anyOf' && e.instancePath.endsWith('/match/topic');
-  const topics = errors.filter(isTopic).map((e) => e.instancePath);
-  const underTopic = (e: ErrorObject) => !isTopic(e) && topics.some((p) => e.instancePath === p || e.instancePath.startsWith(`${p}/`));
+  const isOperation = (e: ErrorObject) => e.keyword === 'anyOf' && e.instancePath.endsWith('/match/operation');
+  const alternatives = errors.filter((e) => isTopic(e) || isOperation(e)).map((e) => e.instancePath);
+  const underAlternatives = (e: ErrorObject) => !isTopic(e) && !isOperation(e) && alternatives.some((p) => e.instancePath === p || e.instancePath.startsWith(`${p}/`));
   return errors
-    .filter((e) => !e.schemaPath.includes('/oneOf/') && !underTopic(e) && e.keyword !== 'propertyNames')
+    .filter((e) => !e.schemaPath.includes('/oneOf/') && !underAlternatives(e) && e.keyword !== 'propertyNames')
     .map((e) => {
       if (e.keyword === 'oneOf') return { ...e, message: `must have exactly one action: ${ACTIONS}` };
       if (isTopic(e)) return { ...e, message: TOPIC };
+      if (isOperation(e)) return { ...e, message: OPERATION };
       if (e.keyword === 'not' && e.instancePath.endsWith('/respond/status')) return { ...e, message: REDIRECT };
       if (e.propertyName !== undefined) {
         // Named as the header (validationErrors adds the name); a framing or hop-by-hop one (the
@@ -181,14 +200,17 @@ export function parseScenario(input: unknown): ScenarioDocument {
   doc.rules.forEach((rule, i) => {
     const at = `rules[${i}]`;
     const { match } = rule;
-    if (match.operation !== undefined && !knownOperations().has(match.operation)) {
-      problems[`${at}.match.operation`] = `is not an operationId of the API (for example listInvoices or submitBill)`;
+    const operations = matchOperations(match);
+    const unknown = operations.findIndex((operation) => !knownOperations().has(operation));
+    if (unknown >= 0) {
+      const field = Array.isArray(match.operation) ? `${at}.match.operation[${unknown}]` : `${at}.match.operation`;
+      problems[field] = `is not an operationId of the API (for example listInvoices or submitBill)`;
     }
     if (match.topic !== undefined) {
       if (match.operation !== undefined || match.method !== undefined || match.path !== undefined || match.header !== undefined) {
         problems[`${at}.match.topic`] = 'cannot be combined with operation, method, path or header: a topic rule acts on webhook deliveries';
-      } else if (!deliveryAction(rule)) {
-        problems[`${at}.match.topic`] = `a topic rule acts on webhook deliveries: its action must be ${DELIVERY_ACTIONS.join(', ')}`;
+      } else if (!deliveryAction(rule) && !evolutionAction(rule)) {
+        problems[`${at}.match.topic`] = `a topic rule acts on webhook deliveries: its action must be ${[...DELIVERY_ACTIONS, ...EVOLUTION_DRILLS].join(', ')}`;
       }
     } else {
       const action = deliveryAction(rule);
@@ -198,8 +220,8 @@ export function parseScenario(input: unknown): ScenarioDocument {
     // Without a body, only a status the operation documents (a success one needs its example): refuse
     // it now, rather than on every matching request (rules without an operation are checked then).
     const respond = rule.respond;
-    const why = respond && respond.body === undefined && match.operation !== undefined && knownOperations().has(match.operation)
-      ? unforceable(match.operation, respond.status) : undefined;
+    const why = respond && respond.body === undefined && unknown < 0
+      ? operations.map((operation) => unforceable(operation, respond.status)).find((reason) => reason !== undefined) : undefined;
     if (why) problems[`${at}.respond.status`] = `${why}: use one of those, or give a respond.body`;
   });
   if (Object.keys(problems).length) {

@@ -9,7 +9,8 @@ import type { DeliveryFault } from '../faults.js';
 import { createRandom } from '../random.js';
 import type { Account } from '../store/store.js';
 import { defineStateMap, defineStateValue } from '../store/module-state.js';
-import { contentHash, type RespondAction, type ScenarioDocument, type ScenarioRule } from './document.js';
+import { contentHash, evolutionAction, type RespondAction, type ScenarioDocument, type ScenarioRule } from './document.js';
+import type { DrillSet, EvolutionDrill } from './evolve.js';
 
 export interface LoadedScenario {
   id: string;
@@ -42,6 +43,8 @@ export type Terminal = { kind: 'respond'; respond: RespondAction } | { kind: 'dr
 export interface RequestDecision {
   delayMs: number;
   terminal?: Terminal;
+  /** The evolution drills that fired: the answer is sent reshaped (src/scenarios/evolve.ts). */
+  drills?: DrillSet;
   /** Scenario ids and rule indexes that acted, for the log. */
   fired: string[];
 }
@@ -102,7 +105,7 @@ function topicMatches(rule: ScenarioRule, topic: string): boolean {
 function requestMatches(rule: ScenarioRule, facts: RequestFacts): boolean {
   const { match } = rule;
   if (match.topic !== undefined) return false;
-  if (match.operation !== undefined && match.operation !== facts.operationId) return false;
+  if (match.operation !== undefined && (Array.isArray(match.operation) ? !match.operation.includes(facts.operationId) : match.operation !== facts.operationId)) return false;
   if (match.method !== undefined && match.method.toUpperCase() !== facts.method.toUpperCase()) return false;
   if (match.path !== undefined && !pathMatches(match.path, facts.path, facts.template)) return false;
   for (const [name, value] of Object.entries(match.header ?? {})) {
@@ -221,15 +224,45 @@ export class ScenarioEngine {
    */
   decide(account: Account, facts: RequestFacts): RequestDecision {
     const decision: RequestDecision = { delayMs: 0, fired: [] };
-    this.walk(account, (rule) => requestMatches(rule, facts), (rule, label) => {
+    this.walk(account, (rule) => requestMatches(rule, facts), (rule, label, scenario) => {
       if (decision.terminal) return false;
       decision.fired.push(label);
       if (rule.delay_ms !== undefined) decision.delayMs += rule.delay_ms;
       else if (rule.respond) decision.terminal = { kind: 'respond', respond: rule.respond };
       else if (rule.drop) decision.terminal = { kind: 'drop', mode: rule.drop };
+      else {
+        const drill = evolutionAction(rule);
+        if (drill) decision.drills = this.addDrill(decision.drills, drill, scenario);
+      }
       return true;
     });
     return decision;
+  }
+
+  /**
+   * The evolution drills a webhook attempt of `topic` is sent under, if topic rules carrying one fire
+   * (each fires on its own: all three can shape one body). Asked only for an attempt that is sent:
+   * a fault answers for the receiver first, and copies of a duplicate drill meet no rule.
+   */
+  deliveryDrills(account: Account, attempt: { topic: string }): DrillSet | undefined {
+    if (this.none(account)) return undefined;
+    let drills: DrillSet | undefined;
+    this.walk(account, (rule) => evolutionAction(rule) !== undefined && topicMatches(rule, attempt.topic), (rule, _label, scenario) => {
+      drills = this.addDrill(drills, evolutionAction(rule)!, scenario);
+      return true;
+    });
+    return drills;
+  }
+
+  /**
+   * A drill joins the set; the draws come from the seed of the first scenario whose drill fired (its
+   * document's seed, else the server's), never from the account: the same seed gives a partner's CI
+   * the same names, statuses and orders on every run.
+   */
+  private addDrill(set: DrillSet | undefined, drill: EvolutionDrill, scenario: LoadedScenario): DrillSet {
+    const seed = set?.seed ?? String(scenario.document.seed ?? this.deps.store.seed);
+    const names = set?.names.includes(drill) ? set.names : [...(set?.names ?? []), drill];
+    return { names, seed };
   }
 
   /**
@@ -241,7 +274,7 @@ export class ScenarioEngine {
   deliveryFault(account: Account, attempt: { topic: string }): DeliveryFault | undefined {
     if (this.none(account)) return undefined;
     let fault: DeliveryFault | undefined;
-    this.walk(account, (rule) => rule.duplicate_delivery === undefined && topicMatches(rule, attempt.topic), (rule) => {
+    this.walk(account, (rule) => rule.duplicate_delivery === undefined && evolutionAction(rule) === undefined && topicMatches(rule, attempt.topic), (rule) => {
       if (fault) return false;
       if (rule.fail_delivery) fault = 'timeout' in rule.fail_delivery ? { timeout: true } : { status: rule.fail_delivery.status };
       else if (rule.timeout_after_delivery) fault = { drill: 'timeout_after_delivery' };
@@ -273,14 +306,14 @@ export class ScenarioEngine {
   }
 
   /** Visit every matching rule in order, counting the match; `act` says whether an eligible rule acted. */
-  private walk(account: Account, matches: (rule: ScenarioRule) => boolean, act: (rule: ScenarioRule, label: string) => boolean): void {
+  private walk(account: Account, matches: (rule: ScenarioRule) => boolean, act: (rule: ScenarioRule, label: string, scenario: LoadedScenario) => boolean): void {
     // One unit of work for the counters a request (or an attempt) moves: it runs before the handler's
     // own, so a handler that throws still counts as a match. A refused write (the data file cannot be
     // written, the account was replaced) is the request's answer: a rule must not fire uncounted.
     account.transaction(() => this.count(account, matches, act));
   }
 
-  private count(account: Account, matches: (rule: ScenarioRule) => boolean, act: (rule: ScenarioRule, label: string) => boolean): void {
+  private count(account: Account, matches: (rule: ScenarioRule) => boolean, act: (rule: ScenarioRule, label: string, scenario: LoadedScenario) => boolean): void {
     for (const scenario of this.list(account)) {
       const rules = scenario.document.rules;
       // A copy (countersOf), stored back once counted: the stored counters only change through the map.
@@ -292,7 +325,7 @@ export class ScenarioEngine {
         const counter = counters[i];
         counter.matched += 1;
         if (!this.eligible(account, scenario, i, rule, counter)) continue;
-        if (act(rule, `${scenario.id}#${i}`)) counter.fired += 1;
+        if (act(rule, `${scenario.id}#${i}`, scenario)) counter.fired += 1;
       }
       if (counters) ruleCounters(account).set(scenario.id, counters);
     }

@@ -1,9 +1,9 @@
 // Owns the scenarios feature: the engine service, the --scenario documents loaded at start, the
 // control-plane operations on /_sandbox/scenarios, the interceptors and the webhook delivery hooks
-// (faults and drills of an attempt, copies of a delivered event).
+// (faults and drills of an attempt, copies of a delivered event, evolution drills of its body).
 import type { Deps } from '../deps.js';
 import type { Account } from '../store/store.js';
-import { DELIVERY_DUPLICATES, DELIVERY_FAULTS, type DeliveryDuplicatesHook, type DeliveryFaultHook } from '../faults.js';
+import { DELIVERY_DRILLS, DELIVERY_DUPLICATES, DELIVERY_FAULTS, type DeliveryDrillsHook, type DeliveryDuplicatesHook, type DeliveryFaultHook } from '../faults.js';
 import type { Feature } from '../feature.js';
 import { created, ok, type Handler } from '../http/context.js';
 import { ApiError, Errors } from '../errors.js';
@@ -61,6 +61,8 @@ export const scenariosFeature: Feature = {
     deps.services.set(DELIVERY_FAULTS, hook);
     const duplicates: DeliveryDuplicatesHook = (account, delivery) => engine.deliveryDuplicates(account, delivery);
     deps.services.set(DELIVERY_DUPLICATES, duplicates);
+    const drills: DeliveryDrillsHook = (account, attempt) => engine.deliveryDrills(account, attempt);
+    deps.services.set(DELIVERY_DRILLS, drills);
   },
   // Prefer first: an explicit per-request instruction wins, and the scenario counters do not count it.
   interceptors: [preferInterceptor, scenarioInterceptor],

@@ -1,5 +1,6 @@
 // Owns the two interceptors that may answer before an API handler runs: `Prefer: code=NNN` forced
-// responses, then the scenario rules (delay, respond, drop). Neither ever reaches the handler's state.
+// responses, then the scenario rules (delay, respond, drop; evolution drills are noted for the answer).
+// Neither ever reaches the handler's state.
 import type { Socket } from 'node:net';
 import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
@@ -82,6 +83,8 @@ export const scenarioInterceptor: Interceptor = (ctx: RequestContext, operation:
     headers: ctx.req.headers,
   });
   if (!decision.fired.length) return undefined;
+  // Evolution drills reshape whatever answer is sent (the router's send, after the response check).
+  if (decision.drills) exchange(ctx.res).drills = decision.drills;
   deps.log.debug({ account: account.id, operation: ctx.operationId, rules: decision.fired }, 'scenario rules fired');
   if (decision.delayMs > 0) {
     return (deps.services.get(SCENARIO_SLEEP) ?? realSleep)(decision.delayMs).then(() => decidedReply(ctx, deps, account, decision));

@@ -29,6 +29,8 @@ export interface SendOptions {
    * cost more than the rest of the attempt's own bookkeeping.
    */
   underWay?: Set<() => void>;
+  /** Headers this attempt adds (an evolution drill's Sandbox-Drill). */
+  headers?: Record<string, string>;
   /** Keep-alive pools per receiver; absent: a fresh connection per attempt. */
   connections?: ReceiverConnections;
 }
@@ -87,6 +89,7 @@ export function sendDelivery(url: string, body: string, secretKey: string | null
       'User-Agent': `billing-sandbox-webhooks/${VERSION}`,
     };
     if (secretKey) headers.Authorization = `Bearer ${secretKey}`;
+    if (options.headers) Object.assign(headers, options.headers);
     const client = target.https ? https() : http;
     let req: ClientRequest | undefined;
     const timer = setTimeout(() => {

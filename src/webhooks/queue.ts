@@ -12,7 +12,8 @@
 // (an attempt in flight, a send job due) is taken up again like after a restart.
 import type { Deps } from '../deps.js';
 import type { EventRecord } from '../events/events.js';
-import { deliveryDuplicates, deliveryFault } from '../faults.js';
+import { deliveryDrills, deliveryDuplicates, deliveryFault } from '../faults.js';
+import { DRILL_HEADER, drillDelivery, drillHeader, type DrillSet } from '../scenarios/evolve.js';
 import type { Account, JobData } from '../store/store.js';
 import { sendDelivery, DEFAULT_SEND_OPTIONS, type AttemptOutcome, type SendOptions } from './delivery.js';
 import { ReceiverConnections } from './connections.js';
@@ -418,7 +419,9 @@ export class WebhookQueue {
     const secret = drill === 'wrong_secret'
       ? wrongSecret(sub.secret_key, `${this.deps.store.seed}|${account.id}|${delivery.id}|${delivery.attempts + 1}`)
       : sub.secret_key;
-    const outcome = await this.post(account, delivery, sub, event, secret);
+    // Asked only for an attempt that is sent: its counters count bodies that reached the receiver.
+    const evolution = deliveryDrills(this.deps, account, { topic: event.topic, url: sub.endpoint_url, event_id: event.idempotency_key });
+    const outcome = await this.post(account, delivery, sub, event, secret, evolution);
     if (drill === 'wrong_secret') return { ...judgeWrongSecret(outcome), drill };
     if (drill === 'timeout_after_delivery') return { ...judgeTimeoutAfterDelivery(outcome, this.options.timeoutMs), drill };
     return outcome;
@@ -430,11 +433,15 @@ export class WebhookQueue {
   }
 
   /** The POST itself, noted as in flight first in a unit of work of its own. */
-  private post(account: Account, delivery: DeliveryRecord, sub: Subscription, event: EventRecord, secret: string | null): Promise<AttemptOutcome> {
+  private post(account: Account, delivery: DeliveryRecord, sub: Subscription, event: EventRecord, secret: string | null, drills?: DrillSet): Promise<AttemptOutcome> {
     // Cleared by settle(), in the unit of work that records the outcome; still set after a restart
     // (or a failed write of the file) means the attempt was cut short.
     account.transaction(() => setQueue(account, { in_flight: delivery.id }));
-    return sendDelivery(sub.endpoint_url, JSON.stringify(deliveryBody(event)), secret, { ...this.options, underWay: this.underWay, connections: this.connections }, this.deps.realNow);
+    const options: SendOptions = { ...this.options, underWay: this.underWay, connections: this.connections };
+    // An evolution drill reshapes only the body sent; the event as stored (and as GET /webhooks/events answers it) stays as it was.
+    const body = drills ? drillDelivery(drills, event.topic, deliveryBody(event)) : deliveryBody(event);
+    if (drills) options.headers = { [DRILL_HEADER]: drillHeader(drills) };
+    return sendDelivery(sub.endpoint_url, JSON.stringify(body), secret, options, this.deps.realNow);
   }
 
   /**

@@ -29,6 +29,7 @@ func startSandbox(t *testing.T) string {
 	if image == "" {
 		image = "billing-sandbox:latest"
 	}
+	// #region wait
 	sandbox, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:        image,
@@ -41,6 +42,7 @@ func startSandbox(t *testing.T) string {
 		},
 		Started: true,
 	})
+	// #endregion wait
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +68,7 @@ func partner(t *testing.T, baseURL string) string {
 			} `json:"production"`
 		} `json:"credentials"`
 	}
+	// #region token
 	call(t, baseURL, "POST", "/_sandbox/partners", "", map[string]string{"name": "go test"}, &made)
 	req, _ := http.NewRequest("POST", baseURL+"/oauth/token", strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
 	req.SetBasicAuth(made.Credentials.Production.ClientID, made.Credentials.Production.ClientSecret)
@@ -75,6 +78,7 @@ func partner(t *testing.T, baseURL string) string {
 	}
 	do(t, req, &granted)
 	return granted.AccessToken
+	// #endregion token
 }
 
 // call sends JSON with the access token (which also names the account on the control plane) and decodes the answer.
@@ -131,6 +135,7 @@ func TestBillingSandbox(t *testing.T) {
 
 	t.Run("a webhook to a receiver on this machine", func(t *testing.T) {
 		token := partner(t, baseURL)
+		// #region receiver
 		listener, err := net.Listen("tcp", "0.0.0.0:0") // reachable from the container
 		if err != nil {
 			t.Fatal(err)
@@ -155,6 +160,7 @@ func TestBillingSandbox(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("no delivery within 10 s")
 		}
+		// #endregion receiver
 	})
 
 	t.Run("the events instead of a receiver", func(t *testing.T) {
@@ -167,9 +173,11 @@ func TestBillingSandbox(t *testing.T) {
 				EntityID string `json:"entity_id"`
 			} `json:"data"`
 		}
+		// #region events
 		call(t, baseURL, "GET", "/_sandbox/events?topic=customer_created&entity_id="+made.ID, token, nil, &events)
 		if len(events.Data) != 1 || events.Data[0].EntityID != made.ID {
 			t.Fatalf("events %+v", events.Data)
 		}
+		// #endregion events
 	})
 }

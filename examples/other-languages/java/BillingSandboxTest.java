@@ -29,6 +29,12 @@ import org.testcontainers.utility.DockerImageName;
 
 @Testcontainers
 class BillingSandboxTest {
+  static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  String baseUrl;
+  String token;
+
+  // #region setup
   @Container
   static final GenericContainer<?> SANDBOX =
       new GenericContainer<>(DockerImageName.parse(System.getProperty("billingSandboxImage", "billing-sandbox:latest")))
@@ -36,11 +42,6 @@ class BillingSandboxTest {
           .withCommand("--rate-limit", "0", "--allow-http-webhooks")
           .withExtraHost("host.docker.internal", "host-gateway") // the receiver below, on this machine
           .waitingFor(Wait.forHttp("/_sandbox/health").forPort(4010).forStatusCode(200));
-
-  static final HttpClient HTTP = HttpClient.newHttpClient();
-
-  String baseUrl;
-  String token;
 
   /** A fresh partner per test (POST /_sandbox/partners), then a token for its production key. */
   @BeforeEach
@@ -59,6 +60,7 @@ class BillingSandboxTest {
     assertEquals(200, granted.statusCode());
     token = field(granted.body(), "access_token");
   }
+  // #endregion setup
 
   @Test
   void createsAndReadsACustomer() throws Exception {
@@ -67,6 +69,7 @@ class BillingSandboxTest {
     assertEquals(id, field(send("GET", "/customers/" + id, null, token), "id"));
   }
 
+  // #region tests
   @Test
   void deliversAWebhookToAReceiverOnThisMachine() throws Exception {
     BlockingQueue<String> received = new LinkedBlockingQueue<>();
@@ -95,6 +98,7 @@ class BillingSandboxTest {
     String events = send("GET", "/_sandbox/events?topic=customer_created&entity_id=" + id, null, token);
     assertTrue(events.contains("\"entity_id\":\"" + id + "\""), events);
   }
+  // #endregion tests
 
   /** One call with JSON in and out; the access token names the account (the control plane's too). */
   String send(String method, String path, String json, String bearer) throws Exception {

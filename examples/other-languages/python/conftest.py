@@ -26,6 +26,7 @@ DOCKER = os.environ.get("DOCKER", "docker").split()
 HOST_ALIAS = os.environ.get("BILLING_SANDBOX_HOST_ALIAS", "host.docker.internal")
 
 
+# #region fixtures
 @pytest.fixture(scope="session")
 def sandbox_url():
     """The sandbox in a container for the whole session; yields its base URL once it is healthy."""
@@ -80,3 +81,4 @@ def receiver():
     yield server
     server.shutdown()
     server.server_close()
+# #endregion fixtures

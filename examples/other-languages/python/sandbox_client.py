@@ -26,6 +26,7 @@ def request(method, url, body=None, headers=None):
         raise HttpError(error.code, json.loads(error.read() or b"{}")) from None
 
 
+# #region client
 class Client:
     """The API as one partner's key: a token from POST /oauth/token, then Bearer on every call."""
 
@@ -40,3 +41,4 @@ class Client:
     def call(self, method, path, body=None):
         # The control plane (/_sandbox/...) acts on the account this token names.
         return request(method, f"{self.base_url}{path}", body, {"Authorization": f"Bearer {self.token}"})
+# #endregion client

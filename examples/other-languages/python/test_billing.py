@@ -16,6 +16,7 @@ def test_an_error_is_the_http_error(partner):
     assert "limit" in refused.value.body["validation_errors"]
 
 
+# #region webhook
 def test_webhook_reaches_a_receiver_on_this_machine(partner, receiver):
     partner.call("POST", "/webhooks", {"endpoint_url": f"{receiver.url}/hooks", "topic": "customer_created"})
     customer = partner.call("POST", "/customers", {"name": "Globex"})
@@ -27,6 +28,7 @@ def test_events_without_a_receiver(partner):
     customer = partner.call("POST", "/customers", {"name": "Initech"})
     events = partner.call("GET", f"/_sandbox/events?topic=customer_created&entity_id={customer['id']}")
     assert [event["entity_id"] for event in events["data"]] == [customer["id"]]
+# #endregion webhook
 
 
 def test_the_clock_moves_a_month_on(partner):

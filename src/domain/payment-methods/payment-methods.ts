@@ -44,7 +44,7 @@ export const CARD_TEST_TOKENS: Record<string, { brand: string; last4: string }> 
   tok_insufficient_funds: { brand: 'visa', last4: '9995' },
 };
 const CARD_FAILURES: Record<string, string> = { '0002': 'card_declined', '9995': 'insufficient_funds' };
-const BANK_FAILURES: Record<string, string> = {
+export const BANK_FAILURES: Record<string, string> = {
   '000111111116': 'account_closed',
   '000222222227': 'insufficient_funds',
   '00011116': 'account_closed',
