@@ -14,6 +14,8 @@ const cursor = defineStateValue<{ at: string | null; seen: string[] }>('ms_curso
   properties: { at: { type: ['string', 'null'] }, seen: { type: 'array', items: { type: 'string' } } },
 });
 
+const other = defineStateValue<{ n: number }>('ms_other', () => ({ n: 0 }), { type: 'object', properties: { n: { type: 'integer' } } });
+
 async function openAccount() {
   const store = await Store.open({ seed: 'module-state', realNow: () => Date.UTC(2026, 0, 1) });
   return { store, account: store.account('p_1', 'production') };
@@ -56,6 +58,30 @@ describe('a state value', () => {
     })).toThrow(boom);
     expect(cursor.read(account)).toBe(held);
     expect(held).toEqual({ at: 'one', seen: ['a'] });
+  });
+
+  it('two values changed by one piece of work that throws are each put back, one made by it and one stored before', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => {
+      cursor.update(account, (c) => { c.at = 'kept'; });
+      other.update(account, (o) => { o.n = 1; });
+    });
+    expect(() => account.transaction(() => {
+      cursor.update(account, (c) => { c.at = 'changed'; });
+      other.update(account, (o) => { o.n = 2; });
+      throw boom;
+    })).toThrow(boom);
+    expect([cursor.read(account), other.read(account)]).toEqual([{ at: 'kept', seen: [] }, { n: 1 }]);
+    // A value the work makes first, then one stored before: the second still has its copy taken.
+    const fresh = (await openAccount()).account;
+    fresh.transaction(() => other.update(fresh, (o) => { o.n = 1; }));
+    expect(() => fresh.transaction(() => {
+      cursor.update(fresh, (c) => { c.at = 'made'; });
+      other.update(fresh, (o) => { o.n = 3; });
+      throw boom;
+    })).toThrow(boom);
+    expect(cursor.stored(fresh)).toBe(false);
+    expect(other.read(fresh)).toEqual({ n: 1 });
   });
 
   it('is not stored by a read, and not kept when the work that first stored it throws', async () => {
