@@ -48,7 +48,7 @@ describe('the mutation record (docs/mutation-scores.json)', () => {
     expect(blobId(Buffer.from('hello\n'))).toBe(blobId('hello\n'));
     expect(editText('if (a)\n    {  b(); }')).toBe('if (a) { b(); }');
     const long = `{ ${'x'.repeat(80)} return y; }`;
-    expect(editText(long)).toBe(`{ ${'x'.repeat(38)}…${'x'.repeat(4)} return y; }`);
+    expect(editText(long)).toBe(`{ ${'x'.repeat(38)}…${'x'.repeat(3)} return y; }`);
   });
 });
 

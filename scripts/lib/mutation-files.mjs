@@ -14,7 +14,7 @@ export const MUTATION_FILES = [
   { name: 'pagination', mutate: 'src/http/pagination.ts', tests: ['customers', 'bills', 'invoices', 'platform', 'webhooks-subscriptions'] },
   { name: 'idempotency', mutate: 'src/store/idempotency.ts', tests: ['idempotency', 'idempotency-restart', 'retention', 'vendor-payments', 'checkout', 'persistence', 'unit-of-work'] },
   { name: 'bills', mutate: 'src/domain/bills/**/*.ts', tests: ['bills', 'bills-rules', 'ocr', 'pdf', 'vendor-payments', 'accounting-sync', 'fixtures', 'limits', 'blobs', 'vendors'] },
-  { name: 'queue', mutate: 'src/webhooks/queue.ts', tests: ['webhooks-delivery', 'webhooks-durability', 'webhooks-fire', 'webhooks-history', 'webhooks-machine', 'webhooks-queue', 'webhooks-subscriptions', 'retention', 'webhooks-drills', 'snapshots', 'stream'] },
+  { name: 'queue', mutate: 'src/webhooks/queue.ts', tests: ['webhooks-delivery', 'webhooks-durability', 'webhooks-fire', 'webhooks-history', 'webhooks-machine', 'webhooks-queue', 'webhooks-subscriptions', 'retention', 'webhooks-drills', 'snapshots', 'stream', 'evolution-drills'] },
   { name: 'scheduler', mutate: 'src/clock/scheduler.ts', tests: ['scheduler', 'clock-limit', 'webhooks-queue', 'bills-rules', 'payouts', 'persistence', 'durability'] },
   { name: 'tokens', mutate: 'src/auth/tokens.ts', tests: ['tokens', 'tokens-lifetime', 'auth', 'token-endpoint', 'control-partners', 'persistence', 'journal'] },
   { name: 'engine', mutate: 'src/scenarios/engine.ts', tests: ['scenarios', 'scenario-matching', 'scenarios-shipped', 'prefer', 'journal'] },
