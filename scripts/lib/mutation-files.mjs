@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 export const MUTATION_FILES = [
   { name: 'machine', mutate: 'src/domain/machine.ts', tests: ['machine', 'bills-rules', 'vendor-payments', 'webhooks-machine', 'receivables-events', 'payments', 'payouts'] },
   { name: 'pagination', mutate: 'src/http/pagination.ts', tests: ['customers', 'bills', 'invoices', 'platform', 'webhooks-subscriptions'] },
-  { name: 'idempotency', mutate: 'src/store/idempotency.ts', tests: ['idempotency', 'idempotency-restart', 'retention', 'vendor-payments', 'checkout', 'persistence', 'unit-of-work'] },
+  { name: 'idempotency', mutate: 'src/store/idempotency.ts', tests: ['idempotency', 'idempotency-restart', 'retention', 'vendor-payments', 'checkout', 'persistence'] },
   { name: 'bills', mutate: 'src/domain/bills/**/*.ts', tests: ['bills', 'bills-rules', 'ocr', 'pdf', 'vendor-payments', 'accounting-sync', 'fixtures', 'limits', 'blobs', 'vendors'] },
   { name: 'queue', mutate: 'src/webhooks/queue.ts', tests: ['webhooks-delivery', 'webhooks-durability', 'webhooks-fire', 'webhooks-history', 'webhooks-machine', 'webhooks-queue', 'webhooks-subscriptions', 'retention', 'webhooks-drills', 'snapshots', 'stream', 'evolution-drills'] },
   { name: 'scheduler', mutate: 'src/clock/scheduler.ts', tests: ['scheduler', 'clock-limit', 'webhooks-queue', 'bills-rules', 'payouts', 'persistence', 'durability'] },
