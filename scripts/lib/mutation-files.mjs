@@ -17,7 +17,7 @@ export const MUTATION_FILES = [
   { name: 'queue', mutate: 'src/webhooks/queue.ts', tests: ['webhooks-delivery', 'webhooks-durability', 'webhooks-fire', 'webhooks-history', 'webhooks-machine', 'webhooks-queue', 'webhooks-subscriptions', 'retention', 'webhooks-drills', 'snapshots', 'stream', 'evolution-drills'] },
   { name: 'scheduler', mutate: 'src/clock/scheduler.ts', tests: ['scheduler', 'clock-limit', 'webhooks-queue', 'bills-rules', 'payouts', 'persistence', 'durability'] },
   { name: 'tokens', mutate: 'src/auth/tokens.ts', tests: ['tokens', 'tokens-lifetime', 'auth', 'token-endpoint', 'control-partners', 'persistence', 'journal'] },
-  { name: 'engine', mutate: 'src/scenarios/engine.ts', tests: ['scenarios', 'scenario-matching', 'scenarios-shipped', 'prefer', 'journal'] },
+  { name: 'engine', mutate: 'src/scenarios/engine.ts', tests: ['scenarios', 'scenario-matching', 'scenarios-shipped', 'prefer', 'journal', 'evolution-drills'] },
   { name: 'work', mutate: 'src/store/unit-of-work.ts', tests: ['unit-of-work', 'accounting-sync', 'bills', 'vendor-payments'] },
   { name: 'state', mutate: 'src/store/module-state.ts', tests: ['unit-of-work', 'persistence', 'idempotency-restart', 'webhooks-queue', 'scenarios', 'blobs', 'module-state'] },
 ].map((entry) => ({ ...entry, tests: entry.tests.map((name) => `test/${name}.test.ts`) }));
