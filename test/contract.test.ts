@@ -10,45 +10,13 @@ import { Errors } from '../src/errors.js';
 import { loadDocument } from '../src/http/openapi.js';
 import { LIMITS } from '../src/limits.js';
 import { setup, type TestSandbox } from './helpers.js';
+import { operationsOf, resolve, securityOf, type DocName, type Json, type Op } from './document-operations.js';
 import { customer, invoice } from './receivables-helpers.js';
 
-type Json = Record<string, any>;
-type DocName = 'openapi' | 'control-plane';
-
-interface Op {
-  doc: DocName;
-  id: string;
-  method: string;
-  path: string;
-  op: Json;
-  params: Json[];
-}
-
-function resolve(doc: DocName, node: any): any {
-  let current = node;
-  for (let hops = 0; current && typeof current.$ref === 'string' && hops < 20; hops++) {
-    const parts = current.$ref.replace(/^#\//, '').split('/').map((s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    current = parts.reduce((n: any, k: string) => n?.[k], loadDocument(doc).document);
-  }
-  return current;
-}
-
-function operationsOf(doc: DocName): Op[] {
-  const out: Op[] = [];
-  for (const [path, item] of Object.entries(loadDocument(doc).document.paths ?? {}) as Array<[string, Json]>) {
-    for (const [method, op] of Object.entries(item)) {
-      if (typeof op?.operationId !== 'string') continue;
-      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => resolve(doc, p));
-      out.push({ doc, id: op.operationId, method, path, op, params });
-    }
-  }
-  return out;
-}
 
 const API = operationsOf('openapi');
 const CONTROL = operationsOf('control-plane');
 const documented = (op: Op) => Object.keys(op.op.responses).filter((s) => /^\d{3}$/.test(s)).map(Number);
-const securityOf = (op: Op) => JSON.stringify(op.op.security ?? loadDocument(op.doc).document.security ?? []);
 
 /** The operation's documented request example (every operation with a body has one). */
 function exampleBody(op: Op): { type: string; body: unknown } | undefined {

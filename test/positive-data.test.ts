@@ -10,52 +10,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type request from 'supertest';
 import { createSandboxServer } from '../src/app.js';
-import { loadDocument } from '../src/http/openapi.js';
 import { generateSync } from 'json-schema-faker';
 import { fieldKind, pathParamKind } from '../scripts/fuzz/operations.mjs';
 import { setup, type TestSandbox } from './helpers.js';
+import { operationsOf, resolve, securityOf, type DocName, type Json, type Op } from './document-operations.js';
 
 jest.setTimeout(60_000);
 
-type Json = Record<string, any>;
-type DocName = 'openapi' | 'control-plane';
-
-interface Op {
-  doc: DocName;
-  id: string;
-  method: string;
-  path: string;
-  op: Json;
-  params: Json[];
-}
-
-function resolve(doc: DocName, node: any): any {
-  let current = node;
-  for (let hops = 0; current && typeof current.$ref === 'string' && hops < 20; hops++) {
-    const [file, pointer] = current.$ref.split('#');
-    const from: DocName = file ? (file.includes('control-plane') ? 'control-plane' : 'openapi') : doc;
-    const parts = pointer.replace(/^\//, '').split('/').map((s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    current = parts.reduce((n: any, k: string) => n?.[k], loadDocument(from).document);
-    doc = from;
-  }
-  return current;
-}
-
-function operationsOf(doc: DocName): Op[] {
-  const out: Op[] = [];
-  for (const [path, item] of Object.entries(loadDocument(doc).document.paths ?? {}) as Array<[string, Json]>) {
-    for (const [method, op] of Object.entries(item)) {
-      if (typeof op?.operationId !== 'string') continue;
-      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => resolve(doc, p));
-      out.push({ doc, id: op.operationId, method, path, op, params });
-    }
-  }
-  return out;
-}
 
 const OPERATIONS = [...operationsOf('openapi'), ...operationsOf('control-plane')];
 const successes = (op: Op) => Object.keys(op.op.responses).filter((s) => /^2\d\d$/.test(s)).map(Number);
-const securityOf = (op: Op) => JSON.stringify(op.op.security ?? loadDocument(op.doc).document.security ?? []);
 
 // ---- the world ---------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import { FEATURES } from '../src/app.js';
 import { SCENARIO_SLEEP } from '../src/scenarios/intercept.js';
 import type { BlobReservation } from '../src/store/blobs.js';
 import { setup, type Api, type TestSandbox } from './helpers.js';
+import { gate } from './gate.js';
 import { customer, syncedInvoice } from './receivables-helpers.js';
 import { webhookSandbox } from './webhooks-support.js';
 
@@ -19,14 +20,6 @@ afterEach(() => {
   for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A point where work waits until the test lets it go on: `reached` resolves once work is waiting. */
-function gate() {
-  let arrive!: () => void;
-  let release!: () => void;
-  const reached = new Promise<void>((resolve) => { arrive = resolve; });
-  const released = new Promise<void>((resolve) => { release = resolve; });
-  return { reached, release, wait: () => { arrive(); return released; } };
-}
 
 type Mode = 'memory' | 'data';
 type ResetKind = 'account' | 'everything';

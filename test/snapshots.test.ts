@@ -16,6 +16,7 @@ import { memoryBudget } from '../src/budget/memory-budget.js';
 import { SCENARIO_SLEEP } from '../src/scenarios/intercept.js';
 import type { AccountData } from '../src/store/store.js';
 import { loadDataFile, lowerLimit, setup, storeJson, type Api, type TestSandbox } from './helpers.js';
+import { gate } from './gate.js';
 import { bankAccount } from './payables-helpers.js';
 import { card } from './receivables-helpers.js';
 import { at, webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
@@ -351,14 +352,6 @@ describe('with --data', () => {
   });
 });
 
-/** A point where work waits until the test lets it go on. */
-function gate() {
-  let arrive!: () => void;
-  let release!: () => void;
-  const reached = new Promise<void>((resolve) => { arrive = resolve; });
-  const released = new Promise<void>((resolve) => { release = resolve; });
-  return { reached, release, wait: () => { arrive(); return released; } };
-}
 
 describe('a restore racing a write held at an await', () => {
   for (const mode of ['memory', 'data'] as const) {

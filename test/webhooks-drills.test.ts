@@ -17,23 +17,12 @@ import { LIMITS } from '../src/limits.js';
 import { eventLog } from '../src/events/events.js';
 import { wrongSecret } from '../src/webhooks/drills.js';
 import { startWebhookReceiver, type ReceivedWebhook } from '../src/testing/webhook-receiver.js';
-import { at, webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
+import { at, webhookSandbox, webhookSandboxesClosedAfterEach, type WebhookSandbox } from './webhooks-support.js';
 
-const open: WebhookSandbox[] = [];
 const releases: Array<() => void> = [];
-afterEach(async () => {
+const sandbox = webhookSandboxesClosedAfterEach(() => {
   for (const release of releases.splice(0)) release();
-  for (const w of open.splice(0)) {
-    await w.settle(w.sb.deps.store.account('ptn_default', 'production'));
-    await w.close();
-  }
 });
-
-async function sandbox(config: Parameters<typeof webhookSandbox>[0] = {}): Promise<WebhookSandbox> {
-  const w = await webhookSandbox(config);
-  open.push(w);
-  return w;
-}
 
 async function scenario(w: WebhookSandbox, rules: unknown[], seed?: string): Promise<void> {
   const res = await w.sb.http.post('/_sandbox/scenarios').send({ name: 'drill', ...(seed ? { seed } : {}), rules });

@@ -10,22 +10,28 @@ import { join } from 'node:path';
 import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../src/faults.js';
 import type { ReceivedWebhook } from '../src/testing/webhook-receiver.js';
 import { deliveries } from '../src/webhooks/history.js';
-import { at, webhookSandbox, type WebhookSandbox } from './webhooks-support.js';
+import { at, webhookSandboxesClosedAfterEach, type WebhookSandbox } from './webhooks-support.js';
 
-const open: WebhookSandbox[] = [];
 const gates: Gate[] = [];
-afterEach(async () => {
+const sandbox = webhookSandboxesClosedAfterEach(() => {
   for (const gate of gates.splice(0)) gate.release(200);
-  for (const w of open.splice(0)) {
-    await w.settle(w.sb.deps.store.account('ptn_default', 'production'));
-    await w.close();
-  }
 });
 
-async function sandbox(config: Parameters<typeof webhookSandbox>[0] = {}): Promise<WebhookSandbox> {
-  const w = await webhookSandbox(config);
-  open.push(w);
-  return w;
+/**
+ * The next delivery run breaks once, just after its first attempt was recorded: the queue's own log
+ * line after an attempt throws (nothing else of the run is reachable from outside to fail there).
+ */
+function breakRunAfterFirstAttempt(w: WebhookSandbox): void {
+  const log = w.sb.deps.log as unknown as { debug: (...args: unknown[]) => void };
+  const debug = log.debug;
+  let broken = true;
+  log.debug = (...args: unknown[]) => {
+    if (broken && args[1] === 'webhook attempt') {
+      broken = false;
+      throw new Error('the run broke after the attempt');
+    }
+    return debug.apply(w.sb.deps.log, args);
+  };
 }
 
 /** Holds the first delivery to `path` until released with a status; other paths answer `others(d)`. */
@@ -292,17 +298,7 @@ describe('failures inside the queue', () => {
   it('a failure in a delivery run outside the attempt pauses the account rather than spinning; POST /webhooks/retry resumes it', async () => {
     const w = await sandbox();
     await w.subscribe('customer_created');
-    const log = w.sb.deps.log as unknown as { debug: (...args: unknown[]) => void };
-    const debug = log.debug;
-    let broken = true;
-    log.debug = (...args: unknown[]) => {
-      // Only the queue's own line after an attempt: the run breaks after the attempt was recorded.
-      if (broken && args[1] === 'webhook attempt') {
-        broken = false;
-        throw new Error('the run broke after the attempt');
-      }
-      return debug.apply(w.sb.deps.log, args);
-    };
+    breakRunAfterFirstAttempt(w);
     const error = jest.spyOn(w.sb.deps.log, 'error');
     const first = await customer(w, 'First');
     await w.settle();
@@ -322,16 +318,7 @@ describe('failures inside the queue', () => {
     const w = await sandbox();
     w.receiver.respondWith(500);
     await w.subscribe('customer_created');
-    const log = w.sb.deps.log as unknown as { debug: (...args: unknown[]) => void };
-    const debug = log.debug;
-    let broken = true;
-    log.debug = (...args: unknown[]) => {
-      if (broken && args[1] === 'webhook attempt') {
-        broken = false;
-        throw new Error('the run broke after the attempt');
-      }
-      return debug.apply(w.sb.deps.log, args);
-    };
+    breakRunAfterFirstAttempt(w);
     const id = await customer(w, 'Acme');
     await w.settle();
     expect((await attempts(w)).map((a) => a.next_attempt_at)).toEqual([at(90)]);

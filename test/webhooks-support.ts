@@ -1,5 +1,6 @@
 // Shared set-up of the webhook tests: a sandbox that accepts http receivers, a local receiver (the
 // exported helper users get), a way to wait for deliveries, and the document's delivery schemas.
+import { afterEach } from '@jest/globals';
 import type { SandboxConfig } from '../src/config.js';
 import { loadDocument } from '../src/http/openapi.js';
 import { responseCheckerFor } from '../src/http/response-check.js';
@@ -63,6 +64,26 @@ export async function webhookSandbox(config: Partial<SandboxConfig> = {}): Promi
     close: () => receiver.close(),
   };
   return w;
+}
+
+/**
+ * A maker of webhook sandboxes that are settled and closed after each test of the file that calls
+ * it (at its top level); `beforeClose` first lets go of what the test still holds (gates, drills).
+ */
+export function webhookSandboxesClosedAfterEach(beforeClose: () => void = () => {}): (config?: Partial<SandboxConfig>) => Promise<WebhookSandbox> {
+  const open: WebhookSandbox[] = [];
+  afterEach(async () => {
+    beforeClose();
+    for (const w of open.splice(0)) {
+      await w.settle(w.sb.deps.store.account('ptn_default', 'production'));
+      await w.close();
+    }
+  });
+  return async (config = {}) => {
+    const w = await webhookSandbox(config);
+    open.push(w);
+    return w;
+  };
 }
 
 export const at = (seconds: number) => new Date(START + seconds * 1000).toISOString();
