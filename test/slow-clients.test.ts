@@ -143,7 +143,8 @@ describe('clients that do not read their answers', () => {
     expect(stats.dropped.timeout).toBe(held.connections);
     expect(stats.dropped.total + stats.dropped.timeout).toBe(40);
     expect(stats.peakQueuedBytes).toBeLessThanOrEqual(limits.totalQueuedBytes);
-    expect(stats.queuedBytes).toBe(0);
+    // A dropped connection's bytes count until its socket closes, which may be a turn after the drop.
+    await until(() => guard.stats().queuedBytes === 0, 10_000, 'every dropped client\'s bytes given back as its socket closed');
   });
 
   it('drops clients that pipeline journal pages (an async handler\'s answers) and never read, within the cap', async () => {
