@@ -14,6 +14,8 @@ const cursor = defineStateValue<{ at: string | null; seen: string[] }>('ms_curso
   properties: { at: { type: ['string', 'null'] }, seen: { type: 'array', items: { type: 'string' } } },
 });
 
+const list = defineStateValue<string[]>('ms_list', () => [], { type: 'array', items: { type: 'string' } });
+
 const other = defineStateValue<{ n: number }>('ms_other', () => ({ n: 0 }), { type: 'object', properties: { n: { type: 'integer' } } });
 
 async function openAccount() {
@@ -35,6 +37,19 @@ describe('a state map', () => {
     expect(labels(account).has('hasOwnProperty')).toBe(false);
     account.transaction(() => labels(account).set('b', { text: 'again' }));
     expect(labels(account).entries()[0]).toEqual(['b', { text: 'again' }]);
+  });
+
+  it('sets entries as the same plain data properties that reading its JSON back makes', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => {
+      labels(account).set('a', { text: 'a' });
+      labels(account).set('__proto__', { text: 'p' });
+      labels(account).set('a', { text: 'again' });
+    });
+    const map = account.data.state.ms_labels as object;
+    expect(Object.getOwnPropertyDescriptors(map)).toEqual(Object.getOwnPropertyDescriptors(JSON.parse(JSON.stringify(map))));
+    account.transaction(() => labels(account).delete('a'));
+    expect(labels(account).entries()).toEqual([['__proto__', { text: 'p' }]]);
   });
 
   it('reads an account that never stored the map without storing it', async () => {
@@ -84,6 +99,20 @@ describe('a state value', () => {
     expect(other.read(fresh)).toEqual({ n: 1 });
   });
 
+  it('an array put back after work that throws is the same array, at its old length', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => list.update(account, (items) => { items.push('a', 'b'); }));
+    const held = list.read(account);
+    expect(() => account.transaction(() => {
+      list.update(account, (items) => { items.push('c', 'd', 'e'); });
+      list.update(account, (items) => { items[0] = 'changed'; });
+      throw boom;
+    })).toThrow(boom);
+    expect(list.read(account)).toBe(held);
+    expect(held).toEqual(['a', 'b']);
+    expect(held).toHaveLength(2);
+  });
+
   it('is not stored by a read, and not kept when the work that first stored it throws', async () => {
     const { account } = await openAccount();
     expect(cursor.read(account)).toEqual({ at: null, seen: [] });
@@ -94,6 +123,13 @@ describe('a state value', () => {
     })).toThrow(boom);
     expect(cursor.stored(account)).toBe(false);
     expect(Object.keys(account.data.state)).toEqual([]);
+  });
+});
+
+describe('declaring state', () => {
+  it('compiles its schema as it is declared: a schema Ajv cannot compile fails the declaration', () => {
+    expect(() => defineStateValue('ms_broken', () => ({}), { type: 'no-such-type' })).toThrow(/type/);
+    expect(() => defineStateValue('ms_cursor', () => ({}), { type: 'object' })).toThrow('module state ms_cursor declared twice');
   });
 });
 
@@ -131,6 +167,12 @@ describe('at start', () => {
     // Keys no module declares are not checked; a whole value of the wrong type is named at its root.
     expect(stateProblems({ undeclared_key: 5, ms_cursor: [] })).toEqual([['ms_cursor', '', 'must be object']]);
     expect(isDeclaredState('ms_cursor')).toBe(true);
+    // A map's schema is of each entry: declared here, in the test, so its declaration is measured too.
+    const tags = defineStateMap<string>('ms_tags', { type: 'string' });
+    account.transaction(() => tags(account).set('ok', 'fine'));
+    expect(stateProblems({ ms_tags: account.data.state.ms_tags })).toEqual([]);
+    expect(stateProblems({ ms_tags: { ok: 'fine', bad: 7 } })).toEqual([['ms_tags', '/bad', 'must be string']]);
+    expect(stateProblems({ ms_tags: ['not', 'a', 'map'] })).toEqual([['ms_tags', '', 'must be object']]);
     expect(isDeclaredState('undeclared_key')).toBe(false);
   });
 });

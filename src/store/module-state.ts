@@ -4,27 +4,33 @@
 //   - defineStateMap<V>(key): a map of entries (external id -> customer id, say). Each set or delete is
 //     reported to persistence as that entry alone, and undone entry by entry if the unit of work under
 //     way rolls back; a read never creates the map.
-//   - defineStateValue<T>(key, initial): one value, changed only inside `update`. The first update in a
-//     unit of work keeps a copy to put back on a rollback, so these values must stay small (each has a
-//     cap in LIMITS); a read never stores the initial value.
+//   - defineStateValue<T>(key, initial): one value (an object or an array, changed in place), changed
+//     only inside `update`. The first update in a unit of work keeps a copy to put back on a rollback,
+//     so these values must stay small (each has a cap in LIMITS); a read never stores the initial value.
+// A rollback runs the inverses newest first (src/store/unit-of-work.ts), so each inverse finds the
+// state exactly as its own change left it: no inverse needs to check what it undoes.
 // Every write passes the account's wall first (Account.writing: inside a unit of work, on an account
 // not replaced, with a writable data file), before anything changes.
 // Both report their own changes (no module calls `changed()` for its state), and both keep the data
 // file's format: `state[key]` is the map or the value, as plain JSON. Each declares the JSON Schema of
 // what it persists (of a map, of one entry); a data file whose state does not match stops the start,
-// naming the account, the key and the field (checkStoredState).
-import { Ajv2020 } from 'ajv/dist/2020.js';
+// naming the account, the key and the field (checkStoredState). Each schema is compiled as it is
+// declared: a schema Ajv cannot compile fails the module's load, not the first start on a data file.
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import type { Account } from './store.js';
 
 /** A JSON Schema (2020-12) of persisted state. */
 export type StateSchema = Record<string, unknown>;
 
-/** The schema of every declared state key, of the whole value (a map's: an object of entries). */
-const declared = new Map<string, StateSchema>();
+/** Not strict: the declared schemas use union types (`['string', 'null']`), which strict mode refuses. */
+const ajv = new Ajv2020({ strict: false });
+
+/** The compiled schema of every declared state key, of the whole value (a map's: an object of entries). */
+const declared = new Map<string, ReturnType<Ajv2020['compile']>>();
 
 function declare(key: string, schema: StateSchema): void {
   if (declared.has(key)) throw new Error(`module state ${key} declared twice`);
-  declared.set(key, schema);
+  declared.set(key, ajv.compile(schema));
 }
 
 export interface StateMap<V> {
@@ -107,7 +113,7 @@ class AccountStateMap<V> implements StateMap<V> {
 }
 
 /** One value per account, kept at `state[key]`; `schema`: of the value. */
-export function defineStateValue<T>(key: string, initial: () => T, schema: StateSchema): StateValue<T> {
+export function defineStateValue<T extends object>(key: string, initial: () => T, schema: StateSchema): StateValue<T> {
   declare(key, schema);
   return {
     stored: (account) => Object.hasOwn(account.data.state, key),
@@ -122,7 +128,6 @@ export function defineStateValue<T>(key: string, initial: () => T, schema: State
       if (Object.hasOwn(state, key) && undo) {
         value = state[key] as T;
         account.undoable(() => {
-          if (state[key] !== value) return;
           undo(value);
           account.stateChanged(key);
         });
@@ -133,7 +138,6 @@ export function defineStateValue<T>(key: string, initial: () => T, schema: State
         account.undoableOnce(`state ${key}`, () => {
           const copy = structuredClone(value);
           return () => {
-            if (state[key] !== value) return;
             restoreInPlace(value, copy);
             account.stateChanged(key);
           };
@@ -156,22 +160,20 @@ function createState<T>(account: Account, key: string, value: T): T {
   state[key] = value;
   account.stateChanged(key);
   account.undoable(() => {
-    if (state[key] !== value) return;
     delete state[key];
     account.stateChanged(key);
   });
   return value;
 }
 
-/** Put a copy's content back into the object (or array) it was taken from. */
-function restoreInPlace(target: unknown, copy: unknown): void {
-  if (Array.isArray(target) && Array.isArray(copy)) {
+/** Put a copy's content back into the object (or array) it was taken from (a structured clone of it). */
+function restoreInPlace<T extends object>(target: T, copy: T): void {
+  if (Array.isArray(target)) {
     target.length = 0;
-    for (const item of copy) target.push(item);
-  } else if (target && copy && typeof target === 'object' && typeof copy === 'object') {
-    const object = target as Record<string, unknown>;
-    for (const name of Object.keys(object)) delete object[name];
-    Object.assign(object, copy);
+    for (const item of copy as unknown[]) target.push(item);
+  } else {
+    for (const name of Object.keys(target)) delete (target as Record<string, unknown>)[name];
+    Object.assign(target, copy);
   }
 }
 
@@ -199,10 +201,6 @@ export function retireStateKeys(accounts: Iterable<Account>): void {
   }
 }
 
-/** Each declared key's compiled schema, made on first use. */
-let ajv: Ajv2020 | undefined;
-const validators = new Map<string, ReturnType<Ajv2020['compile']>>();
-
 /**
  * The first problem of each module state value that a module declares and that does not match its
  * schema, as [key, path, message]; keys no module declares are not checked.
@@ -210,17 +208,11 @@ const validators = new Map<string, ReturnType<Ajv2020['compile']>>();
 export function stateProblems(state: Record<string, unknown>): Array<[key: string, path: string, message: string]> {
   const problems: Array<[string, string, string]> = [];
   for (const [key, value] of Object.entries(state)) {
-    const schema = declared.get(key);
-    if (!schema) continue;
-    let validate = validators.get(key);
-    if (!validate) {
-      ajv ??= new Ajv2020({ allErrors: false, strict: false });
-      validate = ajv.compile(schema);
-      validators.set(key, validate);
-    }
-    if (validate(value)) continue;
-    const error = validate.errors?.[0];
-    problems.push([key, error?.instancePath ?? '', error?.message ?? 'does not match its schema']);
+    const validate = declared.get(key);
+    if (!validate || validate(value)) continue;
+    // A value that does not validate always has a first error (Ajv stops at it), with its message.
+    const [error] = validate.errors as [ErrorObject];
+    problems.push([key, error.instancePath, String(error.message)]);
   }
   return problems;
 }
