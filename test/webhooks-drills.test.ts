@@ -540,43 +540,69 @@ describe('a restart with --data in the middle of a duplicate run', () => {
     expect((await attempts(b)).map((x) => [x.status_code, x.error, x.drill])).toEqual([[200, null, 'duplicate_delivery'], [200, null, 'duplicate_delivery']]);
   });
 
-  it('sends the cut copy again, then the rest of the copies, then the next event: nothing lost or reordered', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'drills-restart-'));
-    const file = join(dir, 'sandbox.json');
+  /**
+   * A receiver at /hooks and /other that answers 200, except the second request (the first copy of
+   * the first delivery), which it holds: the process dies while that copy is under way.
+   */
+  async function receiverHoldingTheFirstCopy() {
     const held: http.ServerResponse[] = [];
-    const bodies: string[] = [];
+    const arrivals: Array<{ path: string; entity_id: string; body: string }> = [];
     let arrived!: () => void;
     const copyArrived = new Promise<void>((resolve) => { arrived = resolve; });
     const server = http.createServer((req, res) => {
       let body = '';
       req.on('data', (chunk) => { body += String(chunk); });
       req.on('end', () => {
-        bodies.push(body);
-        // The first copy (the second request) is held: the process dies while it is under way.
-        if (bodies.length === 2) {
+        arrivals.push({ path: String(req.url), entity_id: (JSON.parse(body) as { entity_id: string }).entity_id, body });
+        if (arrivals.length === 2) {
           held.push(res);
           arrived();
         } else res.writeHead(200).end();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      base, arrivals, copyArrived,
+      async close() {
+        for (const res of held) res.writeHead(500).end();
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  /** A sandbox on `file` whose first customer_created delivery gets `copies` copies, subscribed at each path. */
+  async function duplicating(file: string, base: string, copies: number, paths: string[]) {
+    const a = await webhookSandbox({ dataFile: file, seed: 'durable-drill' });
+    await a.sb.http.post('/_sandbox/scenarios').send({ name: 'dup', rules: [{ match: { topic: 'customer_created' }, nth: 1, duplicate_delivery: { count: copies } }] }).expect(201);
+    const subs: string[] = [];
+    for (const path of paths) subs.push((await a.api.post('/webhooks', { endpoint_url: `${base}${path}`, topic: 'customer_created' }).expect(201)).body.id);
+    return { a, subs };
+  }
+
+  /** The process dies here: what it wrote is on disk, and nothing more reaches the file. */
+  async function die(a: WebhookSandbox): Promise<void> {
+    await a.sb.deps.store.flush();
+    a.sb.deps.store.changed = () => undefined;
+    await a.close();
+  }
+
+  it('sends the cut copy again, then the rest of the copies, then the next event: nothing lost or reordered', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'drills-restart-'));
+    const file = join(dir, 'sandbox.json');
+    const receiver = await receiverHoldingTheFirstCopy();
     try {
-      const a = await webhookSandbox({ dataFile: file, seed: 'durable-drill' });
-      await a.sb.http.post('/_sandbox/scenarios').send({ name: 'dup', rules: [{ match: { topic: 'customer_created' }, nth: 1, duplicate_delivery: { count: 2 } }] }).expect(201);
-      await a.api.post('/webhooks', { endpoint_url: url, topic: 'customer_created' }).expect(201);
+      const { a } = await duplicating(file, receiver.base, 2, ['/hooks']);
       const first = (await a.api.post('/customers', { name: 'Copied' })).body.id;
       const second = (await a.api.post('/customers', { name: 'Queued' })).body.id;
-      await copyArrived;
-      await a.sb.deps.store.flush();
-      a.sb.deps.store.changed = () => undefined; // the process dies here: nothing more reaches the file
-      await a.close();
+      await receiver.copyArrived;
+      await die(a);
 
       const b = await sandbox({ dataFile: file, seed: 'durable-drill' });
       await b.settle();
-      const entities = bodies.map((body) => (JSON.parse(body) as { entity_id: string }).entity_id);
-      expect(entities).toEqual([first, first, first, first, second]);
-      expect(new Set(bodies.slice(0, 4)).size).toBe(1);
+      expect(receiver.arrivals.map((x) => x.entity_id)).toEqual([first, first, first, first, second]);
+      expect(new Set(receiver.arrivals.slice(0, 4).map((x) => x.body)).size).toBe(1);
       const log = await attempts(b);
       expect(log.map((x) => [x.attempt, x.status_code, x.error, x.drill, x.duplicate_of === log[0].id])).toEqual([
         [1, 200, null, 'duplicate_delivery', false],
@@ -587,9 +613,37 @@ describe('a restart with --data in the middle of a duplicate run', () => {
       ]);
       expect((await history(b)).map((h) => [h.entity_id, h.status, h.attempts])).toEqual([[first, 'sent', 4], [second, 'sent', 1]]);
     } finally {
-      for (const res of held) res.writeHead(500).end();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await receiver.close();
+    }
+  });
+
+  // Mutants: dropSubscription's clearing of the copies (`kept[0] !== head && state.copies` and its
+  // parts, `{ copies: null }` -> {}): copies cleared when another subscription goes sent the head
+  // again as if never delivered; copies kept when the head's own subscription goes were sent to the
+  // next delivery in place of its own attempt.
+  it.each([
+    ['another subscription', 1, [['/hooks', 'first'], ['/hooks', 'first'], ['/hooks', 'first'], ['/hooks', 'first'], ['/hooks', 'second']]],
+    ['the subscription of the event being copied', 0, [['/hooks', 'first'], ['/hooks', 'first'], ['/other', 'first'], ['/other', 'second']]],
+  ] as const)('after a restart mid-copies, deleting %s before the run: the copies go on only while their delivery heads the queue', async (_label, deleted, expected) => {
+    dir = mkdtempSync(join(tmpdir(), 'drills-restart-'));
+    const file = join(dir, 'sandbox.json');
+    const receiver = await receiverHoldingTheFirstCopy();
+    try {
+      const { a, subs } = await duplicating(file, receiver.base, 2, ['/hooks', '/other']);
+      const ids = { first: (await a.api.post('/customers', { name: 'Copied' })).body.id, second: (await a.api.post('/customers', { name: 'Queued' })).body.id };
+      await receiver.copyArrived;
+      await die(a);
+
+      const b = await sandbox({ dataFile: file, seed: 'durable-drill' });
+      await b.api.delete(`/webhooks/${subs[deleted]}`).expect(200);
+      await b.settle();
+      expect(receiver.arrivals.map((x) => [x.path, x.entity_id])).toEqual(expected.map(([path, name]) => [path, ids[name]]));
+      // Every delivery that reached its receiver is recorded sent once; the deleted subscription's others failed.
+      const records = await history(b);
+      expect(records.filter((h) => h.status === 'sent')).toHaveLength(deleted ? 2 : 3);
+      expect(records.filter((h) => h.status !== 'sent').map((h) => h.status)).toEqual(deleted ? ['failed', 'failed'] : ['failed']);
+    } finally {
+      await receiver.close();
     }
   });
 });

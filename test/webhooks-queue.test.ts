@@ -289,10 +289,39 @@ describe('failures inside the queue', () => {
     expect(lost.status).toBe(201);
     expect(error).toHaveBeenCalledWith({ err: expect.any(Error), account: w.account.id, topic: 'customer_created' }, 'could not enqueue webhook deliveries');
     expect((await history(w)).map((r) => r.entity_id)).toEqual([first]);
+    // Mutant: pushQueue's inverse taking nothing off: the lost delivery's id stayed queued, with no delivery behind it.
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 0 });
     const kept = await customer(w, 'Kept');
     await w.settle();
     expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([first, kept]);
     expect((await history(w)).map((r) => [r.entity_id, r.status])).toEqual([[kept, 'sent'], [first, 'sent']]);
+  });
+
+  // Mutant: shiftQueue's inverse not putting the head back: the delivery left the queue unsent and unrecorded.
+  it('a failure while recording a delivered attempt puts the delivery back at the head: the account pauses, and POST /webhooks/retry sends it again', async () => {
+    const w = await sandbox();
+    await w.subscribe('customer_created');
+    const newId = w.account.newId.bind(w.account);
+    let broken = true;
+    w.account.newId = (prefix: string) => {
+      if (broken && prefix === 'dlv') {
+        broken = false;
+        throw new Error('no id for the attempt record');
+      }
+      return newId(prefix);
+    };
+    const error = jest.spyOn(w.sb.deps.log, 'error');
+    const id = await customer(w, 'Acme');
+    await w.settle();
+    expect(error).toHaveBeenCalledWith({ err: expect.any(Error), account: w.account.id }, 'webhook delivery run failed; delivery paused');
+    // Received, but nothing of the attempt was recorded: the delivery is still pending, at the head.
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([id]);
+    expect((await history(w)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[id, 'pending', 0]]);
+    expect(await attempts(w)).toEqual([]);
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 1 });
+    await w.settle();
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([id, id]);
+    expect((await history(w)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[id, 'sent', 1]]);
   });
 
   it('a failure in a delivery run outside the attempt pauses the account rather than spinning; POST /webhooks/retry resumes it', async () => {
@@ -412,6 +441,20 @@ describe('the queue after a restart with --data', () => {
     expect((await history(b, '?status=sent')).map((r) => r.entity_id)).toEqual([behind, cut]);
     await advance(b, 20_000);
     expect(a.receiver.deliveries).toHaveLength(2);
+  });
+
+  // Mutants: enqueueNow's `!subs.length` -> false (an event without subscribers stored an empty queue)
+  // and recover's `!queueStateValue.stored(account)` -> false (a start stored one for every account).
+  it('an account whose events have no subscriber stores no queue state, neither as they are recorded nor when a start takes the queues up', async () => {
+    const a = await instance();
+    await customer(a, 'Unheard');
+    await a.settle();
+    expect(Object.keys(a.account.data.state)).not.toContain('webhook_queue');
+    await die(a);
+    const b = await instance();
+    await b.settle();
+    expect((await b.api.get('/customers')).body.data).toHaveLength(1);
+    expect(Object.keys(b.account.data.state)).not.toContain('webhook_queue');
   });
 
   // Mutant: recover's `{ in_flight: null }` -> `{}` (the cut attempt was counted again at every start).

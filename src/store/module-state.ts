@@ -143,9 +143,9 @@ export function defineStateValue<T extends object>(key: string, initial: () => T
           };
         });
       } else {
+        // Made by this unit of work: createState's inverse removes it (a later update in the same work
+        // still takes its copy, which that removal then makes moot).
         value = createState(account, key, initial());
-        // Made by this unit of work: createState's inverse removes it, no copy needed.
-        account.undoableOnce(`state ${key}`, () => () => undefined);
       }
       const result = change(value);
       account.stateChanged(key);

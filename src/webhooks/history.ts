@@ -73,7 +73,8 @@ export function attemptView(attempt: AttemptRecord) {
 }
 
 // Indexed by topic and status (status changes go through Collection.update, which keeps the index).
-export const deliveries = defineCollection<DeliveryRecord>('webhook_deliveries', ['topic', 'status']);
+// event_id: the deliveries of one event (a duplicated event's); made on first use like the others.
+export const deliveries = defineCollection<DeliveryRecord>('webhook_deliveries', ['topic', 'status', 'event_id']);
 export const attempts = defineCollection<AttemptRecord>('webhook_attempts', ['topic', 'event_id']);
 
 /** The delivery body: exactly the fields the spec lists. */

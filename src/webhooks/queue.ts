@@ -297,12 +297,13 @@ export class WebhookQueue {
       if (d) {
         const at = account.clock.iso();
         const event = eventOf(account, d);
-        const cut = { ok: false, status_code: null, error: 'interrupted: the sandbox stopped during this attempt', duration_ms: 0 };
-        const copy = state.copies?.delivery === d.id ? state.copies : null;
-        if (copy || d.status === 'sent') {
-          // A copy cut short: the event stays delivered, and the same copy is sent again (its count unchanged).
+        const cut = { status_code: null, error: 'interrupted: the sandbox stopped during this attempt', duration_ms: 0 };
+        if (d.status === 'sent') {
+          // A delivered event's attempt in flight is one of its copies (state.copies names the head,
+          // which is the delivery in flight): the event stays delivered, and the same copy is sent
+          // again (its count unchanged).
           deliveries(account).update(d.id, { attempts: d.attempts + 1, last_attempt_at: at });
-          this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, cut, at, null, { drill: 'duplicate_delivery', duplicate_of: copy?.original });
+          this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, cut, at, null, { drill: 'duplicate_delivery', duplicate_of: state.copies?.original });
         } else {
           // Attempted and not delivered: failed (through the table), and sent again below at once.
           deliveries(account).update(d.id, {
@@ -341,11 +342,9 @@ export class WebhookQueue {
     try {
       let sent = 0;
       while (state.queue.length && current()) {
-        // The copies of a delivered event go before the next event, whatever the run's budget.
-        if (state.copies && state.copies.delivery !== state.queue[0]) {
-          // Copies of a delivery no longer at the head (it left the queue): nothing more to copy.
-          account.transaction(() => setQueue(account, { copies: null }));
-        }
+        // The copies of a delivered event go before the next event, whatever the run's budget. They
+        // are always the head's: whatever takes the head off the queue clears them in the same unit
+        // of work (settleCopy, the skip below, dropSubscription).
         const copies = state.copies ?? null;
         if (budget !== null && sent >= budget && !copies) {
           account.transaction(() => this.schedule(account, account.clock.nowMs() + CYCLE_MS, { reason: 'cycle', budget: RETRY_RUN_SIZE }));
@@ -375,7 +374,7 @@ export class WebhookQueue {
         if (!current()) return;
         const dropped = state.queue[0] !== id; // its subscription was deleted while the attempt was under way
         account.transaction(() => (copies ? this.settleCopy(account, delivery, event, outcome, at, copies, dropped) : this.settle(account, delivery, event, outcome, at, dropped)));
-        this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error, drill: copies ? 'duplicate_delivery' : outcome.drill }, 'webhook attempt');
+        this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error, drill: outcome.drill }, 'webhook attempt');
         // A copy never stops the run: refused or not, the event was delivered already.
         if (dropped || copies) continue;
         if (!outcome.ok) return;
@@ -389,9 +388,9 @@ export class WebhookQueue {
       // queue that kicked itself again at once would spin and starve every other request.
       this.deps.log.error({ err: error, account: account.id }, 'webhook delivery run failed; delivery paused');
       try {
-        if (current()) account.transaction(() => setQueue(account, { paused: true }));
+        account.transaction(() => setQueue(account, { paused: true }));
       } catch {
-        // refused too: the recovery takes the queue up
+        // refused too (the account was replaced, the file cannot be written): the recovery takes the queue up
       }
     } finally {
       this.pumping.delete(account.id);
@@ -414,10 +413,10 @@ export class WebhookQueue {
       return { ok: false, status_code: fault.status, error: `receiver answered ${fault.status} (scenario fail_delivery)`, duration_ms: 0 };
     }
     const drill = fault?.drill;
-    // Drawn from the server's seed and the attempt, never stored: a restart that sends the attempt
-    // again draws the same wrong secret, and no record holds it.
+    // Drawn from the server's seed and the attempts made before this one, never stored: a restart
+    // that sends the attempt again draws the same wrong secret, and no record holds it.
     const secret = drill === 'wrong_secret'
-      ? wrongSecret(sub.secret_key, `${this.deps.store.seed}|${account.id}|${delivery.id}|${delivery.attempts + 1}`)
+      ? wrongSecret(sub.secret_key, `${this.deps.store.seed}|${account.id}|${delivery.id}|${delivery.attempts}`)
       : sub.secret_key;
     // Asked only for an attempt that is sent: its counters count bodies that reached the receiver.
     const evolution = deliveryDrills(this.deps, account, { topic: event.topic, url: sub.endpoint_url, event_id: event.idempotency_key });
@@ -450,7 +449,7 @@ export class WebhookQueue {
    */
   private settle(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: Outcome, at: string, dropped: boolean): void {
     let next: number | null = null;
-    if (queueState(account).in_flight !== null) setQueue(account, { in_flight: null });
+    setQueue(account, { in_flight: null });
     // Through update(), not in place: the data file logs only the objects its collection reports.
     deliveries(account).update(delivery.id, { attempts: delivery.attempts + 1, last_attempt_at: at });
     if (outcome.ok) {
@@ -493,7 +492,7 @@ export class WebhookQueue {
 
   /** Record a copy's outcome: the event stays delivered whatever the answer; the last copy lets the queue move on (inside a unit of work). */
   private settleCopy(account: Account, delivery: DeliveryRecord, event: EventRecord, outcome: Outcome, at: string, copies: CopyRun, dropped: boolean): void {
-    if (queueState(account).in_flight !== null) setQueue(account, { in_flight: null });
+    setQueue(account, { in_flight: null });
     deliveries(account).update(delivery.id, { attempts: delivery.attempts + 1, last_attempt_at: at });
     if (!dropped) {
       if (copies.left > 1) setQueue(account, { copies: { ...copies, left: copies.left - 1 } });
@@ -508,23 +507,16 @@ export class WebhookQueue {
 
   /**
    * POST /_sandbox/events with `duplicate`: each delivery of the event just recorded (in this unit of
-   * work) is to be sent `count` more times once delivered. Answers how many deliveries will be.
+   * work, so none of them was sent yet) is to be sent `count` more times once delivered. Answers
+   * whether the event has any delivery to copy.
    */
-  duplicateEvent(account: Account, event: EventRecord, count: number): number {
-    const wanted = activeSubscriptions(account, event.topic).length;
-    const queue = queueState(account).queue;
-    let marked = 0;
-    // The event's deliveries were queued last, together (a few events recorded with it may follow).
-    for (let i = queue.length - 1; i >= 0 && marked < wanted; i--) {
-      const d = deliveries(account).get(queue[i]);
-      if (d?.event_id !== event.id) continue;
-      deliveries(account).update(d.id, { duplicates: Math.min(count, LIMITS.webhookDuplicateCopies) });
-      marked += 1;
-    }
-    return marked;
+  duplicateEvent(account: Account, event: EventRecord, count: number): boolean {
+    const own = [...deliveries(account).newest({ field: 'event_id', value: event.id })];
+    for (const d of own) deliveries(account).update(d.id, { duplicates: Math.min(count, LIMITS.webhookDuplicateCopies) });
+    return own.length > 0;
   }
 
-  private logAttempt(account: Account, d: DeliveryRecord, eventKey: string, outcome: AttemptOutcome, at: string, nextAt: string | null, marks: { drill?: Drill; duplicate_of?: string } = {}) {
+  private logAttempt(account: Account, d: DeliveryRecord, eventKey: string, outcome: Omit<AttemptOutcome, 'ok'>, at: string, nextAt: string | null, marks: { drill?: Drill; duplicate_of?: string } = {}) {
     const attempt = attempts(account).insert({
       id: account.newId('dlv'),
       event_id: eventKey,
