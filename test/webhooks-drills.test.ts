@@ -621,10 +621,10 @@ describe('a restart with --data in the middle of a duplicate run', () => {
   // parts, `{ copies: null }` -> {}): copies cleared when another subscription goes sent the head
   // again as if never delivered; copies kept when the head's own subscription goes were sent to the
   // next delivery in place of its own attempt.
-  it.each([
+  it.each<[string, number, Array<[string, 'first' | 'second']>]>([
     ['another subscription', 1, [['/hooks', 'first'], ['/hooks', 'first'], ['/hooks', 'first'], ['/hooks', 'first'], ['/hooks', 'second']]],
     ['the subscription of the event being copied', 0, [['/hooks', 'first'], ['/hooks', 'first'], ['/other', 'first'], ['/other', 'second']]],
-  ] as const)('after a restart mid-copies, deleting %s before the run: the copies go on only while their delivery heads the queue', async (_label, deleted, expected) => {
+  ])('after a restart mid-copies, deleting %s before the run: the copies go on only while their delivery heads the queue', async (_label, deleted, expected) => {
     dir = mkdtempSync(join(tmpdir(), 'drills-restart-'));
     const file = join(dir, 'sandbox.json');
     const receiver = await receiverHoldingTheFirstCopy();
