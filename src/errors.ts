@@ -124,6 +124,16 @@ export interface HttpErrorBody {
   validation_errors: Record<string, string>;
 }
 
+/**
+ * A write the account or the data file refused (409 account_replaced, 503 storage_unavailable): work
+ * that spans awaits (a job, a delivery run) stops quietly on it, and what the file holds is taken up
+ * again (the replacement's own start, the recovery once the file takes writes); any other error is
+ * the work's own failure.
+ */
+export function refusedWrite(error: unknown): boolean {
+  return error instanceof ApiError && (error.code === Errors.accountReplaced.code || error.code === Errors.storageUnavailable.code);
+}
+
 /** validation_errors as one line of text ("amount must be a number; currency is required"), for messages and logs. */
 export function describeFields(fields: Record<string, string>): string {
   return Object.entries(fields).map(([field, message]) => `${field} ${message}`).join('; ');

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { customers } from '../src/domain/customers/customers.js';
-import { dataOnDisk, setup, type TestSandbox } from './helpers.js';
+import { dataOnDisk, hookWrites, setup } from './helpers.js';
 
 let dir: string;
 let file: string;
@@ -17,20 +17,6 @@ beforeEach(() => {
   file = join(dir, 'sandbox.json');
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-interface Writer { write(data: unknown): Promise<void> }
-
-/** Replace the store's file writer for the test: `hook` decides what each write does. */
-function hookWrites(sb: TestSandbox, hook: (write: () => Promise<void>) => Promise<void>) {
-  const adapter = (sb.deps.store as unknown as { adapter: Writer }).adapter;
-  const real = adapter.write.bind(adapter);
-  adapter.write = (data) => {
-    // Snapshot now, as the real writer does: later changes belong to the next write.
-    const snapshot = JSON.parse(JSON.stringify(data));
-    return hook(() => real(snapshot));
-  };
-  return () => { adapter.write = real; };
-}
 
 const onDisk = () => dataOnDisk(file);
 

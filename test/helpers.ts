@@ -147,6 +147,18 @@ export function useSession(bind: (session: Session) => void, config: Partial<San
   };
 }
 
+/** Replace the store's file writer for the test: `hook` decides what each write does; answers the undo. */
+export function hookWrites(sb: TestSandbox, hook: (write: () => Promise<void>) => Promise<void>): () => void {
+  const adapter = (sb.deps.store as unknown as { adapter: { write(data: unknown): Promise<void> } }).adapter;
+  const real = adapter.write.bind(adapter);
+  adapter.write = (data) => {
+    // Snapshot now, as the real writer does: later changes belong to the next write.
+    const snapshot = JSON.parse(JSON.stringify(data));
+    return hook(() => real(snapshot));
+  };
+  return () => { adapter.write = real; };
+}
+
 /** Everything a --data file holds on disk (its snapshot and log segments), as text: for "is it written" checks. */
 export function dataOnDisk(file: string): string {
   const dir = dirname(file);

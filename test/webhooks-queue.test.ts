@@ -7,9 +7,11 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiError, Errors } from '../src/errors.js';
 import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../src/faults.js';
 import type { ReceivedWebhook } from '../src/testing/webhook-receiver.js';
 import { deliveries } from '../src/webhooks/history.js';
+import { hookWrites } from './helpers.js';
 import { at, webhookSandboxesClosedAfterEach, type WebhookSandbox } from './webhooks-support.js';
 
 const gates: Gate[] = [];
@@ -21,14 +23,14 @@ const sandbox = webhookSandboxesClosedAfterEach(() => {
  * The next delivery run breaks once, just after its first attempt was recorded: the queue's own log
  * line after an attempt throws (nothing else of the run is reachable from outside to fail there).
  */
-function breakRunAfterFirstAttempt(w: WebhookSandbox): void {
+function breakRunAfterFirstAttempt(w: WebhookSandbox, failure: Error = new Error('the run broke after the attempt')): void {
   const log = w.sb.deps.log as unknown as { debug: (...args: unknown[]) => void };
   const debug = log.debug;
   let broken = true;
   log.debug = (...args: unknown[]) => {
     if (broken && args[1] === 'webhook attempt') {
       broken = false;
-      throw new Error('the run broke after the attempt');
+      throw failure;
     }
     return debug.apply(w.sb.deps.log, args);
   };
@@ -186,6 +188,58 @@ describe('a reset while an attempt is under way', () => {
   });
 });
 
+describe('a reset while an attempt is under way, and the fresh account records an event before it ends', () => {
+  it('the fresh event goes once the old attempt ends, with no other event to start it', async () => {
+    const w = await sandbox();
+    const gate = hold(w, '/held');
+    await w.subscribe('customer_created', '/held');
+    await customer(w, 'Cut');
+    await gate.arrived;
+    await w.sb.http.post('/_sandbox/reset').set('Authorization', `Bearer ${w.token}`).expect(200);
+    const fresh = w.sb.deps.store.account('ptn_default', 'production');
+    await w.fresh();
+    await w.subscribe('customer_created', '/fresh');
+    const after = await customer(w, 'Fresh');
+    // The old run still holds the account's turn: /fresh has received nothing (and /held no answer yet).
+    expect(w.receiver.deliveries).toEqual([]);
+    gate.release(200);
+    await w.settle(fresh);
+    expect(w.receiver.deliveries.map((d) => [d.path, d.status])).toEqual([['/held', 200], ['/fresh', 200]]);
+    expect(w.receiver.deliveries[1].entity_id).toBe(after);
+    expect((await history(w)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[after, 'sent', 1]]);
+  });
+});
+
+describe('a restored queue that cannot be taken up', () => {
+  // Mutants: recoverOne's log line (its block, fields and message): the failure went unreported.
+  it('is logged, the restore still answers, and POST /webhooks/retry takes the queue up', async () => {
+    const w = await sandbox();
+    const gate = hold(w, '/hooks');
+    await w.subscribe('customer_created');
+    const id = await customer(w, 'Mid');
+    await gate.arrived;
+    const auth = { Authorization: `Bearer ${w.token}` };
+    await w.sb.http.post('/_sandbox/snapshots').set(auth).send({ name: 'mid-attempt' }).expect(201);
+    gate.release(200);
+    await w.settle();
+    const scheduler = w.sb.deps.scheduler;
+    const schedule = scheduler.schedule.bind(scheduler);
+    scheduler.schedule = (() => { throw new Error('no job for the queue'); }) as typeof schedule;
+    const error = jest.spyOn(w.sb.deps.log, 'error');
+    await w.sb.http.post('/_sandbox/snapshots/mid-attempt/restore').set(auth).send({}).expect(200);
+    scheduler.schedule = schedule;
+    const restored = w.sb.deps.store.account('ptn_default', 'production');
+    expect(error).toHaveBeenCalledWith({ err: expect.any(Error), account: restored.id }, 'could not take up the webhook queue');
+    await w.settle(restored);
+    expect(w.receiver.deliveries).toHaveLength(1);
+    await w.fresh();
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 1 });
+    await w.settle(restored);
+    expect(w.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[id, 200], [id, 200]]);
+    expect((await history(w)).map((r) => [r.entity_id, r.status])).toEqual([[id, 'sent']]);
+  });
+});
+
 describe('the retry counter when the subscription holding the queue is deleted', () => {
   it('the next delivery is sent at once with a fresh retry counter (its retry 90 s later)', async () => {
     const w = await sandbox();
@@ -324,10 +378,15 @@ describe('failures inside the queue', () => {
     expect((await history(w)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[id, 'sent', 1]]);
   });
 
-  it('a failure in a delivery run outside the attempt pauses the account rather than spinning; POST /webhooks/retry resumes it', async () => {
+  // Mutant: the run's `refusedWrite(error)` -> `error instanceof ApiError` (an API error of the run's own,
+  // not a refused write, ended the run quietly: the queue kept its events with no sender and no pause).
+  it.each([
+    ['an error', new Error('the run broke after the attempt')],
+    ['an API error that is not a refused write', new ApiError(Errors.unprocessable, { message: 'the run broke after the attempt' })],
+  ])('%s in a delivery run outside the attempt pauses the account rather than spinning; POST /webhooks/retry resumes it', async (_label, failure) => {
     const w = await sandbox();
     await w.subscribe('customer_created');
-    breakRunAfterFirstAttempt(w);
+    breakRunAfterFirstAttempt(w, failure);
     const error = jest.spyOn(w.sb.deps.log, 'error');
     const first = await customer(w, 'First');
     await w.settle();
@@ -455,6 +514,38 @@ describe('the queue after a restart with --data', () => {
     await b.settle();
     expect((await b.api.get('/customers')).body.data).toHaveLength(1);
     expect(Object.keys(b.account.data.state)).not.toContain('webhook_queue');
+  });
+
+  // Mutant: install's `() => this.recoverAll()` on writeResumed -> `() => undefined` (the queue read
+  // back from the file had its attempt in flight and no job: nothing sent it again).
+  it('an attempt whose outcome the file could not take is sent again once the file takes writes, with no other event', async () => {
+    const w = await sandbox({ dataFile: file, seed: 'queue-restart', storageRetryMs: 20 });
+    const gate = hold(w, '/hooks');
+    await w.subscribe('customer_created');
+    const id = await customer(w, 'Cut');
+    await gate.arrived;
+    await w.sb.deps.store.flush(); // the attempt, noted as in flight, is on disk
+    let failing = true;
+    hookWrites(w.sb, async (write) => {
+      if (failing) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      return write();
+    });
+    gate.release(200);
+    const health = async () => (await w.sb.http.get('/_sandbox/health')).body.status as string;
+    for (let i = 0; i < 200 && (await health()) !== 'degraded'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await health()).toBe('degraded');
+    failing = false;
+    for (let i = 0; i < 200 && (await health()) !== 'ok'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await health()).toBe('ok');
+    const account = w.sb.deps.store.account('ptn_default', 'production');
+    await w.settle(account);
+    expect(w.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[id, 200], [id, 200]]);
+    await w.fresh();
+    expect((await attempts(w)).map((a) => [a.attempt, a.status_code, a.error])).toEqual([
+      [1, null, 'interrupted: the sandbox stopped during this attempt'],
+      [2, 200, null],
+    ]);
+    expect((await history(w)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[id, 'sent', 2]]);
   });
 
   // Mutant: recover's `{ in_flight: null }` -> `{}` (the cut attempt was counted again at every start).

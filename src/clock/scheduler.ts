@@ -4,7 +4,7 @@ import type { Account, JobData } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../log.js';
 import { LIMITS } from '../limits.js';
-import { ApiError, Errors } from '../errors.js';
+import { refusedWrite } from '../errors.js';
 import { defineStateValue } from '../store/module-state.js';
 
 export type JobHandler = (account: Account, job: JobData) => Promise<void> | void;
@@ -42,11 +42,6 @@ function recordFailure(account: Account, job: JobData, error: unknown): void {
 }
 
 const MAX_JOBS_PER_RUN = LIMITS.jobsPerRun;
-
-/** A write the account or the data file refused (409 account_replaced, 503 storage_unavailable): not the job's own failure. */
-function refusedWrite(error: unknown): boolean {
-  return error instanceof ApiError && (error.code === Errors.accountReplaced.code || error.code === Errors.storageUnavailable.code);
-}
 
 export class Scheduler {
   private readonly handlers = new Map<string, JobHandler>();

@@ -24,7 +24,7 @@ import { activeSubscriptions, subscriptions, type Subscription } from './subscri
 import { LIMITS } from '../limits.js';
 import { pruneWebhookHistory } from './retention.js';
 import { defineStateValue } from '../store/module-state.js';
-import { ApiError } from '../errors.js';
+import { refusedWrite } from '../errors.js';
 
 export const WEBHOOKS_SERVICE = 'webhooks';
 export const SEND_JOB = 'webhooks.send';
@@ -137,7 +137,12 @@ function dropDelivery(account: Account, delivery: DeliveryRecord): void {
 export class WebhookQueue {
   /** Attempt options; tests may shorten the time-out (`deps.services.installed('webhooks').options.timeoutMs`). */
   readonly options: SendOptions = { ...DEFAULT_SEND_OPTIONS };
-  private readonly pumping = new Set<string>();
+  /**
+   * Accounts with a delivery run under way: their new events wait for it, not for a job. Keyed by the
+   * Account object: a replaced account's run (its writes refused) never holds back its replacement,
+   * whose own job then runs once the scheduler's turn for the account comes.
+   */
+  private readonly pumping = new WeakSet<Account>();
   /** Attempts under way, each as its interrupt (see SendOptions.underWay). */
   private readonly underWay = new Set<() => void>();
   /** Keep-alive connections to receivers, reused across attempts and accounts. */
@@ -228,18 +233,9 @@ export class WebhookQueue {
   /** Start sending when nothing else will: not paused, no send job waiting, no run under way (inside a unit of work). */
   private kick(account: Account): void {
     const state = queueState(account);
-    if (state.paused || state.job || this.pumping.has(account.id) || !state.queue.length) return;
+    if (state.paused || state.job || this.pumping.has(account) || !state.queue.length) return;
     this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
     account.afterCommit(() => this.deps.scheduler.runInBackground(account));
-  }
-
-  /** kick() in a unit of work of its own, for a run that ended; refused when the account was replaced or the file cannot be written (then recovery takes it up). */
-  private kickAfterRun(account: Account): void {
-    try {
-      account.transaction(() => this.kick(account));
-    } catch (error) {
-      if (!(error instanceof ApiError)) this.deps.log.error({ err: error, account: account.id }, 'could not restart webhook delivery');
-    }
   }
 
   private schedule(account: Account, at: number, payload: SendJobPayload): void {
@@ -333,12 +329,15 @@ export class WebhookQueue {
   /**
    * Send from the head, in order, until the queue is empty, an attempt fails, or the budget is spent.
    * Each step writes in a unit of work of its own (the run spans awaits); a step refused because the
-   * account was replaced or the data file cannot be written ends the run.
+   * account was replaced or the data file cannot be written ends the run. Every way out leaves the
+   * queue a sender: empty, a retry or cycle job, a pause (POST /webhooks/retry), or a retired account
+   * (a reset or a reload of the file retires it; its replacement's queue is taken up by recover()).
    */
   private async pump(account: Account, budget: number | null): Promise<void> {
     const state = queueState(account);
-    const current = () => !account.retired && queueState(account) === state;
-    this.pumping.add(account.id);
+    // A reset or a reload of the data file retires the Account: its state object is then no one's.
+    const current = () => !account.retired;
+    this.pumping.add(account);
     try {
       let sent = 0;
       while (state.queue.length && current()) {
@@ -367,7 +366,7 @@ export class WebhookQueue {
         // rather than being sent again at once, forever.
         const attempt = copies ? this.sendCopy(account, delivery, sub, event) : this.send(account, delivery, sub, event);
         const outcome: Outcome = await attempt.catch((error: unknown) => {
-          if (error instanceof ApiError) throw error;
+          if (refusedWrite(error)) throw error;
           this.deps.log.error({ err: error, account: account.id, delivery: delivery.id }, 'webhook attempt could not be made');
           return { ok: false, status_code: null, error: 'internal error: the sandbox could not make this attempt', duration_ms: 0 };
         });
@@ -383,7 +382,7 @@ export class WebhookQueue {
     } catch (error) {
       // A write refused (a reset replaced the account, the data file cannot be written): the run ends;
       // what the file holds is taken up by the next run or the recovery.
-      if (error instanceof ApiError) return;
+      if (refusedWrite(error)) return;
       // Anything else that breaks a run pauses the account (POST /webhooks/retry resumes it): a
       // queue that kicked itself again at once would spin and starve every other request.
       this.deps.log.error({ err: error, account: account.id }, 'webhook delivery run failed; delivery paused');
@@ -393,9 +392,7 @@ export class WebhookQueue {
         // refused too (the account was replaced, the file cannot be written): the recovery takes the queue up
       }
     } finally {
-      this.pumping.delete(account.id);
-      // Events recorded while this run was under way (or after a reset cut it short) still need a sender.
-      this.kickAfterRun(this.deps.store.account(account.partnerId, account.environment));
+      this.pumping.delete(account);
     }
   }
 
