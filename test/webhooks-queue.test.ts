@@ -564,6 +564,26 @@ describe('the queue after a restart with --data', () => {
     expect((await attempts(c)).map((x) => [x.attempt, x.status_code])).toEqual([[1, null], [2, 200]]);
     expect((await history(c)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[cut, 'sent', 2]]);
   });
+
+  it('an attempt cut while its subscription was being deleted is recorded as cut and not retried: nothing says it is sent again', async () => {
+    const a = await instance();
+    const gate = hold(a, '/hooks');
+    const sub = await a.subscribe('customer_created');
+    const cut = await customer(a, 'Cut');
+    await gate.arrived;
+    await a.api.delete(`/webhooks/${sub.id}`).expect(200);
+    await die(a);
+    const b = await instance();
+    await b.settle();
+    await advance(b, 20_000);
+    expect(a.receiver.deliveries).toEqual([]);
+    expect((await history(b)).map((r) => [r.entity_id, r.status, r.attempts, r.last_error, r.next_attempt_at])).toEqual([
+      [cut, 'failed', 1, 'interrupted: the sandbox stopped during this attempt; subscription deleted, not retried', null],
+    ]);
+    expect((await attempts(b)).map((x) => [x.attempt, x.status_code, x.error, x.next_attempt_at])).toEqual([
+      [1, null, 'interrupted: the sandbox stopped during this attempt', null],
+    ]);
+  });
 });
 
 describe('the queue\'s own records and lines', () => {

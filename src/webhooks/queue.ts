@@ -301,14 +301,16 @@ export class WebhookQueue {
           deliveries(account).update(d.id, { attempts: d.attempts + 1, last_attempt_at: at });
           this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, cut, at, null, { drill: 'duplicate_delivery', duplicate_of: state.copies?.original });
         } else {
-          // Attempted and not delivered: failed (through the table), and sent again below at once.
+          // Attempted and not delivered: failed (through the table), and sent again below at once,
+          // unless its subscription was deleted during the attempt (it left the queue then).
+          const queued = state.queue[0] === d.id;
           deliveries(account).update(d.id, {
             status: transition(deliveryMachine, d.status, 'attempt_failed'),
             attempts: d.attempts + 1,
             last_attempt_at: at,
-            last_error: 'interrupted: the sandbox stopped during this attempt; sent again',
+            last_error: `interrupted: the sandbox stopped during this attempt; ${queued ? 'sent again' : 'subscription deleted, not retried'}`,
           });
-          this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, cut, at, at);
+          this.logAttempt(account, d, event?.idempotency_key ?? d.event_id, cut, at, queued ? at : null);
         }
       }
       setQueue(account, { in_flight: null });
