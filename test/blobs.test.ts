@@ -1,7 +1,8 @@
 // Stored documents (invoice PDFs, bill uploads): bytes on disk in one directory per account, never in
 // memory; the copy a new upload replaces is deleted; a reset removes its account's documents; a
-// per-account cap answers 422 limit_reached and creates nothing; the temporary directory of a
-// sandbox without --data goes when it closes; with --data the documents survive a restart.
+// per-account cap answers 422 limit_reached and creates nothing, and an upload that fails after
+// claiming room gives it back; the temporary directory of a sandbox without --data goes when it
+// closes; with --data the documents survive a restart.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { LIMITS } from '../src/limits.js';
 import { startSandbox } from '../src/index.js';
-import { BlobStore } from '../src/store/blobs.js';
+import { BlobStore, type BlobReservation } from '../src/store/blobs.js';
+import { gate } from './gate.js';
 import { setup, type Api, type TestSandbox } from './helpers.js';
 import { customer, syncedInvoice } from './receivables-helpers.js';
 
@@ -174,6 +176,34 @@ describe('stored documents', () => {
     await sb.http.post('/_sandbox/reset').set('Authorization', `Bearer ${token}`);
     expect((await uploadBill(api, png(size))).status).toBe(201);
     expect(storedFiles(sb)).toHaveLength(1);
+  });
+
+  it('gives back the room an upload claimed when it fails after the claim (its account reset while its bytes were written)', async () => {
+    const { sb, token, api } = await start();
+    sb.deps.blobs = new BlobStore(sb.deps.store, undefined, MB);
+    const size = 600 * 1024;
+    // Hold the document's write (the upload's await after its claim) while the account is reset.
+    const hold = gate();
+    const reserve = sb.deps.blobs.reserve.bind(sb.deps.blobs);
+    sb.deps.blobs.reserve = (...args: Parameters<typeof reserve>): BlobReservation => {
+      const room = reserve(...args);
+      return { ...room, write: async (id, bytes) => { await hold.wait(); return room.write(id, bytes); } };
+    };
+    const raced = Promise.resolve(uploadBill(api, png(size)));
+    await hold.reached;
+    expect(sb.deps.blobs.usage(sb.deps.store.account('ptn_default', 'production'))).toBe(size);
+    expect((await sb.http.post('/_sandbox/reset').set('Authorization', `Bearer ${token}`)).body).toEqual({ reset: 'account' });
+    hold.release();
+    const refused = await raced;
+    expect([refused.status, refused.body.code]).toEqual([409, 'account_replaced']);
+    sb.deps.blobs.reserve = reserve;
+    expect(sb.deps.blobs.usage(sb.deps.store.account('ptn_default', 'production'))).toBe(0);
+    // Two such documents pass the 1 MB cap: the next one fits only because the failed upload's room came back.
+    const next = await uploadBill(api, png(size));
+    expect(next.status).toBe(201);
+    expect(sb.deps.blobs.usage(sb.deps.store.account('ptn_default', 'production'))).toBe(size);
+    expect((await api.get('/bills')).body.data.map((b: { id: string }) => b.id)).toEqual([next.body.bill_id]);
+    expect(storedFiles(sb).map((f) => f.bytes.length)).toEqual([size]);
   });
 
   it('removes the temporary directory of a sandbox without --data when it closes', async () => {

@@ -247,6 +247,23 @@ describe('webhook deliveries', () => {
       await w.close();
     }
   });
+
+  it('a topic drill counts each delivery once: one delivery sent, its rules at matched 1, fired 1', async () => {
+    const w = await webhookSandbox();
+    try {
+      // nth: 1 as well: a second count of the same delivery (by the walk that looks for faults) would
+      // make the drill's own match the second, and the drill would not fire.
+      await loadScenario(w.sb, { name: 'one delivery', rules: EVOLUTION_DRILLS.map((d) => ({ match: { topic: ['customer_created', 'customer_updated'] }, nth: 1, [d]: true })) });
+      await w.subscribe('customer_created');
+      const customer = (await w.api.post('/customers', { name: 'Counted Once' })).body;
+      await w.settle();
+      expect(w.receiver.deliveries.map((d) => [d.entity_id, d.headers['sandbox-drill']])).toEqual([[customer.id, 'new_enum_values, unknown_fields, reordered_fields']]);
+      const listed = (await w.sb.http.get('/_sandbox/scenarios')).body.data[0];
+      expect(listed.counters).toEqual(EVOLUTION_DRILLS.map(() => ({ matched: 1, fired: 1 })));
+    } finally {
+      await w.close();
+    }
+  });
 });
 
 describe('generated operations and drills: every drilled answer is the same answer, evolved', () => {

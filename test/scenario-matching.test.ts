@@ -140,6 +140,20 @@ describe('the matcher\'s smaller rules', () => {
     expect(engine.decide(account, facts(['a'])).terminal).toBeUndefined();
   });
 
+  it('match a header named like a property every object has (constructor, __proto__) only when the request sends it', async () => {
+    // Sent as JSON text: an object literal's `__proto__` would set the prototype instead of a key.
+    const doc = '{"name":"inherited names","rules":[{"match":{"operation":"listCustomers","header":{"constructor":"yes"}},"respond":{"status":503}},{"match":{"operation":"listCustomers","header":{"__proto__":"yes"}},"respond":{"status":500}}]}';
+    const loaded = await sb.http.post('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`).type('application/json').send(doc);
+    expect(loaded.status).toBe(201);
+    const counters = async () => ((await sb.http.get('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)).body.data[0].counters);
+    expect((await api.get('/customers')).status).toBe(200);
+    expect(await counters()).toEqual([{ matched: 0, fired: 0 }, { matched: 0, fired: 0 }]);
+    expect((await api.get('/customers').set('Constructor', 'yes')).status).toBe(503);
+    expect(await counters()).toEqual([{ matched: 1, fired: 1 }, { matched: 0, fired: 0 }]);
+    expect((await api.get('/customers').set('Constructor', 'no')).status).toBe(200);
+    expect(await counters()).toEqual([{ matched: 1, fired: 1 }, { matched: 0, fired: 0 }]);
+  });
+
   it('give --scenario documents ids of 20 hex digits from the seed and their place: distinct, and the same on the next start', async () => {
     const box = await setup({ seed: 'globals', scenarios: ['slow-api', 'slow-api'] });
     const ids = (await list(box, await box.token())).map((s) => s.id);

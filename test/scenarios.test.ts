@@ -448,6 +448,29 @@ describe('fail_delivery end to end', () => {
   });
 });
 
+describe('duplicate_delivery end to end', () => {
+  it('two rules for the topic: the first that fires decides the copies, and only its counter fires', async () => {
+    const w = await webhookSandbox();
+    try {
+      await w.sb.http.post('/_sandbox/scenarios').send({ name: 'twice over', rules: [
+        { match: { topic: 'customer_created' }, duplicate_delivery: { count: 2 } },
+        { match: { topic: ['customer_created', 'customer_updated'] }, duplicate_delivery: { count: 1 } },
+      ] }).expect(201);
+      await w.subscribe('customer_created');
+      const id = (await w.api.post('/customers', { name: 'Copied Twice' })).body.id;
+      await w.settle();
+      // The delivery and the first rule's two copies; the second rule's one copy is never sent.
+      expect(w.receiver.deliveries.map((d) => d.entity_id)).toEqual([id, id, id]);
+      const attempts = (await w.sb.http.get('/_sandbox/webhooks/deliveries')).body.data.reverse();
+      expect(attempts.map((a: { attempt: number; drill: string | null }) => [a.attempt, a.drill])).toEqual([[1, 'duplicate_delivery'], [2, 'duplicate_delivery'], [3, 'duplicate_delivery']]);
+      const counters = (await w.sb.http.get('/_sandbox/scenarios')).body.data[0].counters;
+      expect(counters).toEqual([{ matched: 1, fired: 1 }, { matched: 1, fired: 0 }]);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
 describe('probability', () => {
   const doc = { name: 'coin', rules: [{ match: { operation: 'listCustomers' }, probability: 0.5, respond: { status: 503 } }] };
 
