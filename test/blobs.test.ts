@@ -4,7 +4,7 @@
 // claiming room gives it back; the temporary directory of a sandbox without --data goes when it
 // closes; with --data the documents survive a restart.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import v8 from 'node:v8';
@@ -204,6 +204,34 @@ describe('stored documents', () => {
     expect(sb.deps.blobs.usage(sb.deps.store.account('ptn_default', 'production'))).toBe(size);
     expect((await api.get('/bills')).body.data.map((b: { id: string }) => b.id)).toEqual([next.body.bill_id]);
     expect(storedFiles(sb).map((f) => f.bytes.length)).toEqual([size]);
+  });
+
+  it('answers 503 storage_unavailable when the disk will not take a document (bill upload or invoice PDF), filing nothing and giving its room back', async () => {
+    const { sb, token, api } = await start();
+    const inv = await syncedInvoice(sb, token, await customer(api));
+    expect((await uploadBill(api, png(1024))).status).toBe(201);
+    const account = sb.deps.store.account('ptn_default', 'production');
+    const used = sb.deps.blobs.usage(account);
+    // A file where the account's directory of documents belongs: every write of a document fails.
+    const folder = join(sb.deps.blobs.directory as string, 'ptn_default.production');
+    const kept = readdirSync(folder).map((name) => [name, readFileSync(join(folder, name))] as const);
+    rmSync(folder, { recursive: true });
+    writeFileSync(folder, 'in the way');
+    const bills = (await api.get('/bills')).body.data.length;
+    for (const refused of [await uploadBill(api, png(2048)), await api.post(`/invoices/${inv.id}/pdf`, { content: pdf('no disk').toString('base64') })]) {
+      expect([refused.status, refused.body.code, refused.headers['retry-after']]).toEqual([503, 'storage_unavailable', '1']);
+      expect(refused.body.message).toMatch(/^The document could not be written to disk \((EEXIST|ENOTDIR)\), so nothing was changed/);
+    }
+    expect((await api.get('/bills')).body.data.length).toBe(bills);
+    expect((await api.get(`/invoices/${inv.id}`)).body.pdf_uploaded).toBe(false);
+    expect(sb.deps.blobs.usage(account)).toBe(used);
+    // The disk takes documents again: the same uploads go through.
+    unlinkSync(folder);
+    mkdirSync(folder);
+    for (const [name, bytes] of kept) writeFileSync(join(folder, name), bytes);
+    expect((await uploadBill(api, png(2048))).status).toBe(201);
+    expect((await api.post(`/invoices/${inv.id}/pdf`, { content: pdf('disk back').toString('base64') })).status).toBe(200);
+    expect((await api.get(`/invoices/${inv.id}`)).body.pdf_uploaded).toBe(true);
   });
 
   it('removes the temporary directory of a sandbox without --data when it closes', async () => {

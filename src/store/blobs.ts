@@ -231,7 +231,9 @@ export class BlobStore {
       await unlink(temp).catch(() => undefined);
       // A reset moved the account's directory away meanwhile: the upload raced it, and is refused as such.
       account.assertCurrent();
-      throw error;
+      // Otherwise the disk refused the bytes (full, read-only, a path in the way): the upload files
+      // nothing and gives its room back, and the client is told to retry, as for the data file.
+      throw documentWriteError(error);
     }
     // Written, but for an account a reset replaced meanwhile: its directory is the old one's.
     if (account.retired) {
@@ -257,6 +259,15 @@ export class BlobStore {
 
 
 /** The directory of an account's documents: readable when the ids are plain, else a digest. */
+/** 503 storage_unavailable for a document the disk would not take, naming the system's code (ENOSPC...). */
+function documentWriteError(error: unknown): ApiError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+  return new ApiError(Errors.storageUnavailable, {
+    message: `The document could not be written to disk (${code}), so nothing was changed. Retry after the Retry-After seconds.`,
+    headers: { 'Retry-After': '1' },
+  });
+}
+
 function accountDir(account: Account): string {
   const plain = `${account.partnerId}.${account.environment}`;
   return /^[A-Za-z0-9_-]+\.[a-z]+$/.test(plain) ? plain : `acct-${createHash('sha256').update(account.id).digest('hex').slice(0, 24)}`;
