@@ -142,7 +142,7 @@ describe('the matcher\'s smaller rules', () => {
 
   it('match a header named like a property every object has (constructor, __proto__) only when the request sends it', async () => {
     // Sent as JSON text: an object literal's `__proto__` would set the prototype instead of a key.
-    const doc = '{"name":"inherited names","rules":[{"match":{"operation":"listCustomers","header":{"constructor":"yes"}},"respond":{"status":503}},{"match":{"operation":"listCustomers","header":{"__proto__":"yes"}},"respond":{"status":500}}]}';
+    const doc = '{"name":"inherited names","rules":[{"match":{"operation":"listCustomers","header":{"constructor":"yes"}},"respond":{"status":503}},{"match":{"operation":"listCustomers","header":{"toString":"yes"}},"respond":{"status":500}}]}';
     const loaded = await sb.http.post('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`).type('application/json').send(doc);
     expect(loaded.status).toBe(201);
     const counters = async () => ((await sb.http.get('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)).body.data[0].counters);
@@ -152,6 +152,17 @@ describe('the matcher\'s smaller rules', () => {
     expect(await counters()).toEqual([{ matched: 1, fired: 1 }, { matched: 0, fired: 0 }]);
     expect((await api.get('/customers').set('Constructor', 'no')).status).toBe(200);
     expect(await counters()).toEqual([{ matched: 1, fired: 1 }, { matched: 0, fired: 0 }]);
+  });
+
+  it('refuse a header name no request can carry (`__proto__`, which Node drops, or one that is not an HTTP token), naming it, loading nothing', async () => {
+    for (const name of ['__proto__', '__PROTO__', 'x test', 'x:test', '']) {
+      const doc = JSON.stringify({ name: 'unreachable', rules: [{ match: { operation: 'listCustomers', header: { 'x-ok': 'yes' } }, respond: { status: 503 } }] })
+        .replace('"x-ok"', JSON.stringify(name));
+      const refused = await sb.http.post('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`).type('application/json').send(doc);
+      expect([name, refused.status, refused.body.code]).toEqual([name, 400, 'bad_request']);
+      expect(Object.keys(refused.body.validation_errors).join(' ')).toMatch(/rules.*header/);
+    }
+    expect((await sb.http.get('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)).body.data).toEqual([]);
   });
 
   it('give --scenario documents ids of 20 hex digits from the seed and their place: distinct, and the same on the next start', async () => {
