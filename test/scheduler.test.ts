@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Scheduler } from '../src/clock/scheduler.js';
+import { failedJobs, Scheduler } from '../src/clock/scheduler.js';
+import { storageError } from '../src/store/store.js';
 import { LIMITS } from '../src/limits.js';
 import { Store, type Account, type JobData } from '../src/store/store.js';
 import { setup, START, type TestSandbox } from './helpers.js';
@@ -131,6 +132,47 @@ describe('the scheduler', () => {
     expect(account.transaction(() => sb.deps.scheduler.cancel(account, (job) => job.payload.label === 'drop'))).toBe(2);
     expect(account.transaction(() => sb.deps.scheduler.cancel(account, (job) => job.payload.label === 'drop'))).toBe(0);
     expect(labels(sb.deps.scheduler.pending(account))).toEqual(['keep']);
+  });
+
+  it('undoes what work that throws scheduled or cancelled: the jobs are as they were, in order', () => {
+    note(20, 'kept');
+    const boom = new Error('the work failed');
+    expect(() => account.transaction(() => {
+      sb.deps.scheduler.schedule(account, 'test.note', t0() + 10_000, { label: 'first' });
+      sb.deps.scheduler.schedule(account, 'test.note', t0() + 30_000, { label: 'last' });
+      expect(sb.deps.scheduler.cancel(account, (job) => job.payload.label === 'kept')).toBe(1);
+      expect(labels(sb.deps.scheduler.pending(account))).toEqual(['first', 'last']);
+      throw boom;
+    })).toThrow(boom);
+    expect(labels(sb.deps.scheduler.pending(account))).toEqual(['kept']);
+  });
+
+  it('a job refused by the wall (a reset, a file that takes no writes) stops the run as its answer, not recorded or logged as failed', async () => {
+    sb.deps.scheduler.register('test.refused', () => { throw storageError(); });
+    note(10, 'refused', 'test.refused');
+    note(20, 'after');
+    const error = jest.spyOn(sb.deps.log, 'error');
+    await expect(sb.deps.scheduler.runDue(account).then(() => sb.deps.scheduler.advance(account, t0() + 30_000))).rejects.toMatchObject({ code: 'storage_unavailable' });
+    expect(failedJobs(account)).toEqual([]);
+    expect(error).not.toHaveBeenCalled();
+    expect(seen).toEqual([]);
+  });
+
+  it('a background run logs what breaks it, except a write the wall refused', async () => {
+    const error = jest.spyOn(sb.deps.log, 'error');
+    const clock = account.clock;
+    const moveTo = clock.moveTo.bind(clock);
+    const broken = new Error('the clock broke');
+    clock.moveTo = () => { throw broken; };
+    sb.deps.scheduler.runInBackground(account);
+    await sb.deps.scheduler.idle();
+    expect(error).toHaveBeenCalledWith({ err: broken, account: account.id }, 'due work failed');
+    error.mockClear();
+    clock.moveTo = () => { throw storageError(); };
+    sb.deps.scheduler.runInBackground(account);
+    await sb.deps.scheduler.idle();
+    expect(error).not.toHaveBeenCalled();
+    clock.moveTo = moveTo;
   });
 
   it('runs one advance per account at a time: a second waits for the first, and no job runs twice', async () => {

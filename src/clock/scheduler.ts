@@ -35,7 +35,8 @@ export function failedJobs(account: Account): readonly FailedJob[] {
 function recordFailure(account: Account, job: JobData, error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
   failedJobState.update(account, (list) => {
-    list.push({ id: job.id, kind: job.kind, due_at: new Date(job.at).toISOString().replace(/\.\d{3}Z$/, 'Z'), error: message.slice(0, 300), payload: job.payload });
+    // To the second, as every time the API shows (an ISO string is always YYYY-MM-DDTHH:mm:ss.sssZ here).
+    list.push({ id: job.id, kind: job.kind, due_at: `${new Date(job.at).toISOString().slice(0, 19)}Z`, error: message.slice(0, 300), payload: job.payload });
     // One is added at a time, so at most one is over the cap.
     if (list.length > LIMITS.failedJobsKept) list.shift();
   });
@@ -68,10 +69,8 @@ export class Scheduler {
       else hi = mid;
     }
     jobs.splice(lo, 0, job);
-    account.undoable(() => {
-      const at = account.data.jobs.indexOf(job);
-      if (at >= 0) account.data.jobs.splice(at, 1);
-    });
+    // Inverses run newest first, so the job is still in the list when this one runs.
+    account.undoable(() => { account.data.jobs.splice(account.data.jobs.indexOf(job), 1); });
     account.changed();
     return job;
   }
@@ -176,6 +175,8 @@ export class Scheduler {
       }
       try {
         // One unit of work per job: a job that throws leaves what it wrote undone.
+        // Awaited only when it is async: a run of synchronous jobs never yields, so no request sees
+        // the clock stopped between two of them.
         const running = account.transaction(() => handler(account, job));
         if (running) await running;
       } catch (error) {
