@@ -240,6 +240,38 @@ describe('a restored queue that cannot be taken up', () => {
   });
 });
 
+describe('a restored queue that disagrees with itself (an export edited by hand)', () => {
+  // Mutants: recover's `!waiting` -> false and `{ job: null }` -> {} (a job named but not there kept
+  // every later event waiting); the pump's skip of a head with no delivery (its block, and the
+  // clearing of that head's copies: the next delivery went out as a copy).
+  it.each([
+    ['names a send job that is not there', (queue: Record<string, unknown>) => { queue.job = 'retry'; }],
+    ['holds a delivery that is not there, with copies of it still to send', (queue: Record<string, unknown>) => {
+      queue.queue = ['whe_missing'];
+      queue.copies = { delivery: 'whe_missing', left: 2, original: 'dlv_missing' };
+    }],
+  ])('%s: the next event still goes, once, as itself', async (_label, edit) => {
+    const w = await sandbox();
+    await w.subscribe('customer_created');
+    const auth = { Authorization: `Bearer ${w.token}` };
+    await w.sb.http.post('/_sandbox/snapshots').set(auth).send({ name: 'before' }).expect(201);
+    const doc = (await w.sb.http.get('/_sandbox/snapshots/before').set(auth).expect(200)).body;
+    const queue: Record<string, unknown> = { queue: [], paused: false, retry_count: 0, job: null, in_flight: null };
+    edit(queue);
+    doc.state.webhook_queue = queue;
+    doc.jobs = [];
+    await w.sb.http.post('/_sandbox/snapshots').set(auth).send({ name: 'edited', document: doc }).expect(201);
+    await w.sb.http.post('/_sandbox/snapshots/edited/restore').set(auth).send({}).expect(200);
+    const restored = w.sb.deps.store.account('ptn_default', 'production');
+    await w.fresh();
+    const id = await customer(w, 'After');
+    await w.settle(restored);
+    expect(w.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[id, 200]]);
+    expect((await attempts(w)).map((a) => [a.attempt, a.status_code, (a as { drill?: string | null }).drill ?? null])).toEqual([[1, 200, null]]);
+    expect((await history(w)).map((r) => [r.entity_id, r.status])).toEqual([[id, 'sent']]);
+  });
+});
+
 describe('the retry counter when the subscription holding the queue is deleted', () => {
   it('the next delivery is sent at once with a fresh retry counter (its retry 90 s later)', async () => {
     const w = await sandbox();
@@ -343,8 +375,6 @@ describe('failures inside the queue', () => {
     expect(lost.status).toBe(201);
     expect(error).toHaveBeenCalledWith({ err: expect.any(Error), account: w.account.id, topic: 'customer_created' }, 'could not enqueue webhook deliveries');
     expect((await history(w)).map((r) => r.entity_id)).toEqual([first]);
-    // Mutant: pushQueue's inverse taking nothing off: the lost delivery's id stayed queued, with no delivery behind it.
-    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 0 });
     const kept = await customer(w, 'Kept');
     await w.settle();
     expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([first, kept]);
@@ -376,6 +406,20 @@ describe('failures inside the queue', () => {
     await w.settle();
     expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual([id, id]);
     expect((await history(w)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[id, 'sent', 1]]);
+  });
+
+  // Mutant: pushQueue's inverse taking nothing off (the lost delivery's id stayed queued, naming no delivery).
+  it('a failure after the deliveries were queued leaves none of their ids queued', async () => {
+    const w = await sandbox();
+    await w.subscribe('customer_created');
+    await customer(w, 'First');
+    await w.settle();
+    const scheduler = w.sb.deps.scheduler;
+    const schedule = scheduler.schedule.bind(scheduler);
+    scheduler.schedule = (() => { throw new Error('no job for the run'); }) as typeof schedule;
+    expect((await w.api.post('/customers', { name: 'Lost' })).status).toBe(201);
+    scheduler.schedule = schedule;
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 0 });
   });
 
   // Mutant: the run's `refusedWrite(error)` -> `error instanceof ApiError` (an API error of the run's own,

@@ -372,7 +372,7 @@ export class WebhookQueue {
           this.deps.log.error({ err: error, account: account.id, delivery: delivery.id }, 'webhook attempt could not be made');
           return { ok: false, status_code: null, error: 'internal error: the sandbox could not make this attempt', duration_ms: 0 };
         });
-        if (!current()) return;
+        // A reset or a reload meanwhile: the outcome's unit of work below meets the wall, and the run ends in its catch.
         const dropped = state.queue[0] !== id; // its subscription was deleted while the attempt was under way
         account.transaction(() => (copies ? this.settleCopy(account, delivery, event, outcome, at, copies, dropped) : this.settle(account, delivery, event, outcome, at, dropped)));
         this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error, drill: outcome.drill }, 'webhook attempt');
