@@ -13,7 +13,7 @@ import { MemoryBudget, type Ledger } from '../src/budget/memory-budget.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.js';
 import { eventLog } from '../src/events/events.js';
 import { attempts, deliveries } from '../src/webhooks/history.js';
-import { queueState, type WebhookQueue } from '../src/webhooks/queue.js';
+import { queuedDeliveries, type WebhookQueue } from '../src/webhooks/queue.js';
 import { defaultConfig } from '../src/config.js';
 import { LIMITS } from '../src/limits.js';
 import type { Account } from '../src/store/store.js';
@@ -212,7 +212,7 @@ describe('the budget across accounts (through HTTP)', () => {
       receiver.respondWith((d) => (d.path === `/${stuck.id}` ? 503 : 200));
       for (let i = 0; i < 4; i++) await sb.as(stuck.token).post('/customers', { name: `Held ${i}` }).expect(201);
       await queue(sb).idle(stuck.account);
-      const queued = [...queueState(stuck.account).queue];
+      const queued = queuedDeliveries(stuck.account);
       expect(queued).toHaveLength(4);
       for (let round = 0; round < 40; round++) {
         for (const p of others) {
@@ -228,7 +228,7 @@ describe('the budget across accounts (through HTTP)', () => {
       receiver.respondWith(200);
       await sb.as(stuck.token).post('/webhooks/retry').expect(200);
       await queue(sb).idle(stuck.account);
-      expect(queueState(stuck.account).queue).toEqual([]);
+      expect(queuedDeliveries(stuck.account)).toEqual([]);
       for (let round = 0; round < 10; round++) {
         for (const p of others) {
           await sb.as(p.token).post('/customers', { name: `S${round}` }).expect(201);

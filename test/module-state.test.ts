@@ -6,7 +6,7 @@
 // types such as ['string', 'null'], as the webhook queue's) and names account, key and field.
 import { describe, expect, it } from '@jest/globals';
 import { Store } from '../src/store/store.js';
-import { checkStoredState, defineStateMap, defineStateValue, isDeclaredState, retireStateKeys, stateProblems } from '../src/store/module-state.js';
+import { checkStoredState, defineStateLog, defineStateMap, defineStateValue, isDeclaredState, retireStateKeys, stateProblems } from '../src/store/module-state.js';
 
 const labels = defineStateMap<{ text: string }>('ms_labels', { type: 'object', required: ['text'], properties: { text: { type: 'string' } } });
 const cursor = defineStateValue<{ at: string | null; seen: string[] }>('ms_cursor', () => ({ at: null, seen: [] }), {
@@ -14,6 +14,7 @@ const cursor = defineStateValue<{ at: string | null; seen: string[] }>('ms_curso
   properties: { at: { type: ['string', 'null'] }, seen: { type: 'array', items: { type: 'string' } } },
 });
 
+const queue = defineStateLog<string>('ms_queue', { type: 'string' });
 const list = defineStateValue<string[]>('ms_list', () => [], { type: 'array', items: { type: 'string' } });
 
 const other = defineStateValue<{ n: number }>('ms_other', () => ({ n: 0 }), { type: 'object', properties: { n: { type: 'integer' } } });
@@ -123,6 +124,47 @@ describe('a state value', () => {
     })).toThrow(boom);
     expect(cursor.stored(account)).toBe(false);
     expect(Object.keys(account.data.state)).toEqual([]);
+  });
+});
+
+describe('a state log', () => {
+  it('adds at the end and takes from the start, in order, reading nothing past either end', async () => {
+    const { account } = await openAccount();
+    expect([queue(account).size, queue(account).at(0), queue(account).values()]).toEqual([0, undefined, []]);
+    account.transaction(() => {
+      expect(queue(account).shift()).toBeUndefined();
+      queue(account).push(['a', 'b']);
+      queue(account).push([]);
+      queue(account).push(['c']);
+    });
+    expect([queue(account).size, queue(account).at(0), queue(account).at(2), queue(account).at(3), queue(account).at(-1)]).toEqual([3, 'a', 'c', undefined, undefined]);
+    account.transaction(() => expect(queue(account).shift()).toBe('a'));
+    expect([queue(account).size, queue(account).at(0), queue(account).values()]).toEqual([2, 'b', ['b', 'c']]);
+    account.transaction(() => queue(account).replace(['x', 'y', 'z']));
+    expect(queue(account).values()).toEqual(['x', 'y', 'z']);
+    // Kept as entries by sequence number with its two ends: a push or a shift touches only those.
+    expect(account.data.state.ms_queue).toEqual({ head: 3, next: 6, 3: 'x', 4: 'y', 5: 'z' });
+    expect(stateProblems({ ms_queue: account.data.state.ms_queue })).toEqual([]);
+    expect(stateProblems({ ms_queue: { head: 0, next: 1, 0: 7 } })).toEqual([['ms_queue', '/0', 'must be string']]);
+    expect(stateProblems({ ms_queue: { head: 0, next: 1, first: 'x' } })).toEqual([['ms_queue', '', 'must NOT have additional properties']]);
+  });
+
+  it('put back after work that throws: every push and shift undone, the same entries in the same places', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => queue(account).push(['a', 'b']));
+    const before = structuredClone(account.data.state.ms_queue);
+    expect(() => account.transaction(() => {
+      queue(account).shift();
+      queue(account).push(['c', 'd']);
+      queue(account).replace(['e']);
+      throw boom;
+    })).toThrow(boom);
+    expect(account.data.state.ms_queue).toEqual(before);
+    expect(queue(account).values()).toEqual(['a', 'b']);
+    // A log the failed work made is not kept either.
+    const { account: fresh } = await openAccount();
+    expect(() => fresh.transaction(() => { queue(fresh).push(['a']); throw boom; })).toThrow(boom);
+    expect(Object.keys(fresh.data.state)).toEqual([]);
   });
 });
 

@@ -11,7 +11,8 @@ import { ApiError, Errors } from '../src/errors.js';
 import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../src/faults.js';
 import type { ReceivedWebhook } from '../src/testing/webhook-receiver.js';
 import { deliveries } from '../src/webhooks/history.js';
-import { hookWrites } from './helpers.js';
+import { queuedDeliveries } from '../src/webhooks/queue.js';
+import { dataOnDisk, hookWrites } from './helpers.js';
 import { at, webhookSandboxesClosedAfterEach, type WebhookSandbox } from './webhooks-support.js';
 
 const gates: Gate[] = [];
@@ -237,6 +238,35 @@ describe('a restored queue that cannot be taken up', () => {
     await w.settle(restored);
     expect(w.receiver.deliveries.map((d) => [d.entity_id, d.status])).toEqual([[id, 200], [id, 200]]);
     expect((await history(w)).map((r) => [r.entity_id, r.status])).toEqual([[id, 'sent']]);
+  });
+});
+
+describe('a queue an earlier version wrote (its ids as one list)', () => {
+  it('is taken up in order once restored: the ids move to the queue\'s log, the list goes', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith(503);
+    await w.subscribe('customer_created');
+    const ids = [await customer(w, 'One'), await customer(w, 'Two'), await customer(w, 'Three')];
+    await w.settle();
+    const auth = { Authorization: `Bearer ${w.token}` };
+    await w.sb.http.post('/_sandbox/snapshots').set(auth).send({ name: 'now' }).expect(201);
+    const doc = (await w.sb.http.get('/_sandbox/snapshots/now').set(auth).expect(200)).body;
+    // As an earlier version wrote it: the queued ids in the queue's state, no log.
+    const log = doc.state.webhook_queue_ids as { head?: number; next: number } & Record<string, string>;
+    const head = log.head ?? 0; // an end never moved is absent
+    const queued = Array.from({ length: log.next - head }, (_, i) => log[String(head + i)]);
+    expect(queued).toHaveLength(3);
+    doc.state.webhook_queue.queue = queued;
+    delete doc.state.webhook_queue_ids;
+    await w.sb.http.post('/_sandbox/snapshots').set(auth).send({ name: 'earlier', document: doc }).expect(201);
+    await w.sb.http.post('/_sandbox/snapshots/earlier/restore').set(auth).send({}).expect(200);
+    const restored = w.sb.deps.store.account('ptn_default', 'production');
+    expect(queuedDeliveries(restored)).toEqual(queued);
+    expect(Object.keys(restored.data.state.webhook_queue as object)).not.toContain('queue');
+    w.receiver.respondWith(200);
+    await advance(w, 90);
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual(ids);
+    expect(queuedDeliveries(restored)).toEqual([]);
   });
 });
 
@@ -544,6 +574,31 @@ describe('the queue after a restart with --data', () => {
     expect((await history(b, '?status=sent')).map((r) => r.entity_id)).toEqual([behind, cut]);
     await advance(b, 20_000);
     expect(a.receiver.deliveries).toHaveLength(2);
+  });
+
+  // The class: a write's cost never grows with what is stored. The queue was one list, written whole
+  // at every change: an event behind 600 queued deliveries wrote 16 KB more than one behind 5.
+  it('an event costs the data file the same bytes with 5 or 600 deliveries queued behind a failing head', async () => {
+    const w = await instance();
+    w.receiver.respondWith(503);
+    await w.subscribe('customer_created');
+    let made = 0;
+    const more = async (count: number) => {
+      for (let i = 0; i < count; i++) await customer(w, `C${String(made++).padStart(5, '0')}`);
+      await w.settle();
+      await w.sb.deps.store.flush();
+    };
+    const perEvent = async () => {
+      const before = dataOnDisk(file).length;
+      await more(5);
+      return (dataOnDisk(file).length - before) / 5;
+    };
+    await more(5);
+    const behindFew = await perEvent();
+    await more(600);
+    const behindMany = await perEvent();
+    expect(queuedDeliveries(w.account)).toHaveLength(615);
+    expect(behindMany).toBeLessThan(behindFew * 1.1);
   });
 
   // Mutants: enqueueNow's `!subs.length` -> false (an event without subscribers stored an empty queue)

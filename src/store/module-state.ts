@@ -4,6 +4,10 @@
 //   - defineStateMap<V>(key): a map of entries (external id -> customer id, say). Each set or delete is
 //     reported to persistence as that entry alone, and undone entry by entry if the unit of work under
 //     way rolls back; a read never creates the map.
+//   - defineStateLog<E>(key): an ordered log of entries, added at the end and taken from the start (a
+//     queue of deliveries, the order of idempotency keys). Kept as a map of entries by sequence number
+//     plus its `head` and `next`, so each push or shift is reported and undone as the entries it
+//     touches: its cost never grows with the log, where a value holding the list would be written whole.
 //   - defineStateValue<T>(key, initial): one value (an object or an array, changed in place), changed
 //     only inside `update`. The first update in a unit of work keeps a copy to put back on a rollback,
 //     so these values must stay small (each has a cap in LIMITS); a read never stores the initial value.
@@ -109,6 +113,80 @@ class AccountStateMap<V> implements StateMap<V> {
 
   entries(): Array<[string, V]> {
     return Object.entries(this.stored() ?? {});
+  }
+}
+
+export interface StateLog<E> {
+  /** Entries in the log (pushed and not shifted yet). */
+  readonly size: number;
+  /** The entry `index` places from the oldest (0: the oldest), or undefined past either end. */
+  at(index: number): E | undefined;
+  /** Add entries at the end, in order (an array, never spread: a migration may add thousands). */
+  push(entries: readonly E[]): void;
+  /** Take the oldest entry off (undefined when empty). */
+  shift(): E | undefined;
+  /** Entries, oldest first (for bulk work: a sweep, a filter; never per request). */
+  values(): E[];
+  /** Replace every entry by `entries` (a filter of the log: as many writes as entries, so only for rare work). */
+  replace(entries: readonly E[]): void;
+}
+
+/** Sequence numbers of a log's entries: the integers in decimal, as JSON object keys. */
+const SEQUENCE = '^(0|[1-9][0-9]*)$';
+
+/** An ordered log per account, kept at `state[key]` as `{ head, next, "<seq>": entry... }`; `entry`: the schema of one entry. */
+export function defineStateLog<E>(key: string, entry: StateSchema): (account: Account) => StateLog<E> {
+  declare(key, {
+    type: 'object',
+    properties: { head: { type: 'integer', minimum: 0 }, next: { type: 'integer', minimum: 0 } },
+    patternProperties: { [SEQUENCE]: entry },
+    additionalProperties: false,
+  });
+  return (account) => new AccountStateLog<E>(new AccountStateMap<unknown>(account, key));
+}
+
+/** The log over its map: entries head..next-1, each under its sequence number; absent ends read 0. */
+class AccountStateLog<E> implements StateLog<E> {
+  constructor(private readonly map: AccountStateMap<unknown>) {}
+
+  private end(name: 'head' | 'next'): number {
+    return (this.map.get(name) as number | undefined) ?? 0;
+  }
+
+  get size(): number {
+    return this.end('next') - this.end('head');
+  }
+
+  at(index: number): E | undefined {
+    if (index < 0 || index >= this.size) return undefined;
+    return this.map.get(String(this.end('head') + index)) as E;
+  }
+
+  push(entries: readonly E[]): void {
+    if (!entries.length) return;
+    let next = this.end('next');
+    for (const entry of entries) this.map.set(String(next++), entry);
+    this.map.set('next', next);
+  }
+
+  shift(): E | undefined {
+    if (!this.size) return undefined;
+    const head = this.end('head');
+    const entry = this.map.get(String(head)) as E;
+    this.map.delete(String(head));
+    this.map.set('head', head + 1);
+    return entry;
+  }
+
+  values(): E[] {
+    const out: E[] = [];
+    for (let seq = this.end('head'); seq < this.end('next'); seq++) out.push(this.map.get(String(seq)) as E);
+    return out;
+  }
+
+  replace(entries: readonly E[]): void {
+    while (this.size) this.shift();
+    this.push(entries);
   }
 }
 

@@ -20,7 +20,7 @@ import { itemText } from '../store/cold-item.js';
 import type { Ledger, LedgerKind, MemoryBudget } from '../budget/memory-budget.js';
 import { memoryBudget } from '../budget/memory-budget.js';
 import { attempts, deliveries } from './history.js';
-import { queueState } from './queue.js';
+import { queueHead } from './queue.js';
 
 type HistoryKind = Exclude<LedgerKind, 'journal'>;
 
@@ -152,7 +152,7 @@ class HistoryLedger implements Ledger {
   /** The entry eviction must stop at (it and everything after stays), as retention.ts keeps it. */
   private stopAt(): string | undefined {
     const { account } = this.owner;
-    if (this.kind === 'deliveries') return queueState(account).queue[0];
+    if (this.kind === 'deliveries') return queueHead(account);
     if (this.kind === 'events') return deliveries(account).oldest()?.event_id;
     return undefined;
   }

@@ -23,7 +23,7 @@ import { transition } from '../domain/machine.js';
 import { activeSubscriptions, subscriptions, type Subscription } from './subscriptions.js';
 import { LIMITS } from '../limits.js';
 import { pruneWebhookHistory } from './retention.js';
-import { defineStateValue } from '../store/module-state.js';
+import { defineStateLog, defineStateValue } from '../store/module-state.js';
 import { refusedWrite } from '../errors.js';
 
 export const WEBHOOKS_SERVICE = 'webhooks';
@@ -54,8 +54,11 @@ type Outcome = AttemptOutcome & { drill?: Drill };
 
 /** Persisted with the account (so --data keeps it across restarts). */
 export interface QueueState {
-  /** Delivery ids not yet delivered, oldest first; the head is the one being attempted. */
-  queue: string[];
+  /**
+   * Data an earlier version wrote: the queued ids as one list (written whole at every change). Moved
+   * into the queue's log (queuedIds) when the account's queue is taken up; absent otherwise.
+   */
+  queue?: string[];
   /** True after the fifth retry failed: nothing is sent until POST /webhooks/retry. */
   paused: boolean;
   /** Retries of the head since the last success or manual retry. */
@@ -71,8 +74,8 @@ export interface QueueState {
   copies?: CopyRun | null;
 }
 
-const queueStateValue = defineStateValue<QueueState>('webhook_queue', () => ({ queue: [], paused: false, retry_count: 0, job: null, in_flight: null }), {
-  type: 'object', required: ['queue', 'paused', 'retry_count', 'job', 'in_flight'],
+const queueStateValue = defineStateValue<QueueState>('webhook_queue', () => ({ paused: false, retry_count: 0, job: null, in_flight: null }), {
+  type: 'object', required: ['paused', 'retry_count', 'job', 'in_flight'],
   properties: {
     queue: { type: 'array', items: { type: 'string' } },
     paused: { type: 'boolean' },
@@ -85,6 +88,22 @@ const queueStateValue = defineStateValue<QueueState>('webhook_queue', () => ({ q
     },
   },
 });
+
+/**
+ * Delivery ids not yet delivered, oldest first; the head is the one being attempted. A log, so an
+ * enqueue or an attempt writes the ids it adds or takes off, never the whole queue.
+ */
+const queuedIds = defineStateLog<string>('webhook_queue_ids', { type: 'string' });
+
+/** The delivery at the head of the account's queue (undefined: nothing queued). */
+export function queueHead(account: Account): string | undefined {
+  return queuedIds(account).at(0);
+}
+
+/** Every queued delivery id, oldest first (bulk reads: tests, an inspector; never per request). */
+export function queuedDeliveries(account: Account): string[] {
+  return queuedIds(account).values();
+}
 
 /** The account's queue state, to read (a fresh empty one, not stored, when the account has none yet). */
 export function queueState(account: Account): Readonly<QueueState> {
@@ -104,15 +123,9 @@ function setQueue(account: Account, fields: Partial<QueueState>): void {
   }, (state) => { Object.assign(state, previous); });
 }
 
-/** Queue deliveries at the end (undone by taking them off again). */
-function pushQueue(account: Account, ids: readonly string[]): void {
-  queueStateValue.update(account, (state) => { state.queue.push(...ids); }, (state) => { state.queue.splice(state.queue.length - ids.length, ids.length); });
-}
-
-/** Take the head off the queue (undone by putting it back). */
+/** Take the head off the queue (undone by putting it back, as the log undoes its entries). */
 function shiftQueue(account: Account): void {
-  let head: string | undefined;
-  queueStateValue.update(account, (state) => { head = state.queue.shift(); }, (state) => { if (head !== undefined) state.queue.unshift(head); });
+  queuedIds(account).shift();
 }
 
 interface SendJobPayload {
@@ -220,20 +233,20 @@ export class WebhookQueue {
       deliveries(account).insert(delivery);
       ids.push(delivery.id);
     }
-    pushQueue(account, ids);
+    queuedIds(account).push(ids);
     this.kick(account);
     this.prune(account);
   }
 
   /** Apply the history's retention (src/webhooks/retention.ts): settled history only, never the queue. */
   prune(account: Account): void {
-    pruneWebhookHistory(account, queueState(account).queue[0]);
+    pruneWebhookHistory(account, queueHead(account));
   }
 
   /** Start sending when nothing else will: not paused, no send job waiting, no run under way (inside a unit of work). */
   private kick(account: Account): void {
     const state = queueState(account);
-    if (state.paused || state.job || this.pumping.has(account) || !state.queue.length) return;
+    if (state.paused || state.job || this.pumping.has(account) || !queuedIds(account).size) return;
     this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
     account.afterCommit(() => this.deps.scheduler.runInBackground(account));
   }
@@ -252,7 +265,7 @@ export class WebhookQueue {
   resume(account: Account): number {
     this.cancelJobs(account);
     setQueue(account, { paused: false, retry_count: 0 });
-    const queued = queueState(account).queue.length;
+    const queued = queuedIds(account).size;
     if (queued) {
       this.schedule(account, account.clock.nowMs(), { reason: 'resume', budget: RETRY_RUN_SIZE });
       account.afterCommit(() => this.deps.scheduler.runInBackground(account));
@@ -266,16 +279,18 @@ export class WebhookQueue {
    */
   dropSubscription(account: Account, sub: Subscription): void {
     const state = queueState(account);
-    const head = state.queue[0];
+    const ids = queuedIds(account);
+    const queued = ids.values();
+    const head = queued[0];
     const kept: string[] = [];
-    for (const id of state.queue) {
+    for (const id of queued) {
       const d = deliveries(account).get(id);
       if (d && d.subscription_id === sub.id) {
         dropDelivery(account, d);
       } else kept.push(id);
     }
-    if (kept.length === state.queue.length) return;
-    setQueue(account, { queue: kept });
+    if (kept.length === queued.length) return;
+    ids.replace(kept);
     if (kept[0] !== head && state.copies) setQueue(account, { copies: null });
     if (kept[0] !== head && state.job === 'retry') {
       this.cancelJobs(account);
@@ -288,6 +303,13 @@ export class WebhookQueue {
   private recover(account: Account): void {
     if (!queueStateValue.stored(account)) return;
     const state = queueState(account);
+    const ids = queuedIds(account);
+    const legacy = state.queue;
+    if (legacy) {
+      // Written by an earlier version as one list: its ids move to the log, in order, behind none.
+      ids.push(legacy);
+      queueStateValue.update(account, (value) => { delete value.queue; }, (value) => { value.queue = legacy; });
+    }
     if (state.in_flight) {
       const d = deliveries(account).get(state.in_flight);
       if (d) {
@@ -303,7 +325,7 @@ export class WebhookQueue {
         } else {
           // Attempted and not delivered: failed (through the table), and sent again below at once,
           // unless its subscription was deleted during the attempt (it left the queue then).
-          const queued = state.queue[0] === d.id;
+          const queued = ids.at(0) === d.id;
           deliveries(account).update(d.id, {
             status: transition(deliveryMachine, d.status, 'attempt_failed'),
             attempts: d.attempts + 1,
@@ -317,7 +339,7 @@ export class WebhookQueue {
     }
     const waiting = account.data.jobs.some((job) => job.kind === SEND_JOB);
     if (!waiting) setQueue(account, { job: null });
-    if (!waiting && !state.paused && state.queue.length) this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
+    if (!waiting && !state.paused && ids.size) this.schedule(account, account.clock.nowMs(), { reason: 'live', budget: null });
   }
 
   private async runJob(account: Account, job: JobData): Promise<void> {
@@ -337,12 +359,13 @@ export class WebhookQueue {
    */
   private async pump(account: Account, budget: number | null): Promise<void> {
     const state = queueState(account);
+    const ids = queuedIds(account);
     // A reset or a reload of the data file retires the Account: its state object is then no one's.
     const current = () => !account.retired;
     this.pumping.add(account);
     try {
       let sent = 0;
-      while (state.queue.length && current()) {
+      while (ids.size && current()) {
         // The copies of a delivered event go before the next event, whatever the run's budget. They
         // are always the head's: whatever takes the head off the queue clears them in the same unit
         // of work (settleCopy, the skip below, dropSubscription).
@@ -351,7 +374,7 @@ export class WebhookQueue {
           account.transaction(() => this.schedule(account, account.clock.nowMs() + CYCLE_MS, { reason: 'cycle', budget: RETRY_RUN_SIZE }));
           return;
         }
-        const id = state.queue[0];
+        const id = ids.at(0) as string;
         const delivery = deliveries(account).get(id);
         const sub = delivery && subscriptions(account).get(delivery.subscription_id);
         const event = delivery && eventOf(account, delivery);
@@ -373,7 +396,7 @@ export class WebhookQueue {
           return { ok: false, status_code: null, error: 'internal error: the sandbox could not make this attempt', duration_ms: 0 };
         });
         // A reset or a reload meanwhile: the outcome's unit of work below meets the wall, and the run ends in its catch.
-        const dropped = state.queue[0] !== id; // its subscription was deleted while the attempt was under way
+        const dropped = ids.at(0) !== id; // its subscription was deleted while the attempt was under way
         account.transaction(() => (copies ? this.settleCopy(account, delivery, event, outcome, at, copies, dropped) : this.settle(account, delivery, event, outcome, at, dropped)));
         this.deps.log.debug({ account: account.id, topic: event.topic, attempt: delivery.attempts, status: outcome.status_code, error: outcome.error, drill: outcome.drill }, 'webhook attempt');
         // A copy never stops the run: refused or not, the event was delivered already.
