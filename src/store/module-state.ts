@@ -160,12 +160,11 @@ class AccountStateLog<E> implements StateLog<E> {
   }
 
   at(index: number): E | undefined {
-    if (index < 0 || index >= this.size) return undefined;
-    return this.map.get(String(this.end('head') + index)) as E;
+    // Past either end there is no entry: those before the head were deleted, none is set from next on.
+    return this.map.get(String(this.end('head') + index)) as E | undefined;
   }
 
   push(entries: readonly E[]): void {
-    if (!entries.length) return;
     let next = this.end('next');
     for (const entry of entries) this.map.set(String(next++), entry);
     this.map.set('next', next);
