@@ -114,6 +114,18 @@ describe('a state value', () => {
     expect(held).toHaveLength(2);
   });
 
+  it('removed, is no longer stored, and put back when the work that removed it throws', async () => {
+    const { account } = await openAccount();
+    account.transaction(() => other.remove(account));
+    expect(Object.keys(account.data.state)).toEqual([]);
+    account.transaction(() => other.update(account, (o) => { o.n = 4; }));
+    const held = other.read(account);
+    expect(() => account.transaction(() => { other.remove(account); throw boom; })).toThrow(boom);
+    expect(other.read(account)).toBe(held);
+    account.transaction(() => other.remove(account));
+    expect([other.stored(account), other.read(account)]).toEqual([false, { n: 0 }]);
+  });
+
   it('is not stored by a read, and not kept when the work that first stored it throws', async () => {
     const { account } = await openAccount();
     expect(cursor.read(account)).toEqual({ at: null, seen: [] });

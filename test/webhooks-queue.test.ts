@@ -270,6 +270,37 @@ describe('a queue an earlier version wrote (its ids as one list)', () => {
   });
 });
 
+describe('a queue an earlier version wrote, whose recovery then fails', () => {
+  it('keeps its ids in the queue\'s log: POST /webhooks/retry sends them, in order', async () => {
+    const w = await sandbox();
+    w.receiver.respondWith(503);
+    await w.subscribe('customer_created');
+    const ids = [await customer(w, 'One'), await customer(w, 'Two')];
+    await w.settle();
+    const auth = { Authorization: `Bearer ${w.token}` };
+    await w.sb.http.post('/_sandbox/snapshots').set(auth).send({ name: 'now' }).expect(201);
+    const doc = (await w.sb.http.get('/_sandbox/snapshots/now').set(auth).expect(200)).body;
+    const log = doc.state.webhook_queue_ids as Record<string, string>;
+    doc.state.webhook_queue.queue = [log['0'], log['1']];
+    delete doc.state.webhook_queue_ids;
+    doc.jobs = []; // no retry waiting: the recovery schedules one, and that is what fails
+    await w.sb.http.post('/_sandbox/snapshots').set(auth).send({ name: 'earlier', document: doc }).expect(201);
+    const scheduler = w.sb.deps.scheduler;
+    const schedule = scheduler.schedule.bind(scheduler);
+    scheduler.schedule = (() => { throw new Error('no job for the queue'); }) as typeof schedule;
+    await w.sb.http.post('/_sandbox/snapshots/earlier/restore').set(auth).send({}).expect(200);
+    scheduler.schedule = schedule;
+    const restored = w.sb.deps.store.account('ptn_default', 'production');
+    expect(queuedDeliveries(restored)).toEqual([log['0'], log['1']]);
+    expect(Object.keys(restored.data.state.webhook_queue as object)).not.toContain('queue');
+    w.receiver.respondWith(200);
+    await w.fresh();
+    expect((await w.api.post('/webhooks/retry')).body).toEqual({ success: true, resumed: 2 });
+    await w.settle(restored);
+    expect(w.receiver.accepted().map((d) => d.entity_id)).toEqual(ids);
+  });
+});
+
 describe('a restored queue that disagrees with itself (an export edited by hand)', () => {
   // Mutants: recover's `!waiting` -> false and `{ job: null }` -> {} (a job named but not there kept
   // every later event waiting); the pump's skip of a head with no delivery (its block, and the

@@ -9,13 +9,16 @@ import { canonicalJson } from '../canonical-json.js';
 import { LIMITS } from '../limits.js';
 import { HOUR_MS } from '../clock/durations.js';
 import type { Account } from './store.js';
-import { defineStateMap, defineStateValue, type StateMap, type StateValue } from './module-state.js';
+import { defineStateLog, defineStateMap, defineStateValue, type StateLog, type StateMap, type StateValue } from './module-state.js';
 
 /** `at`: when it was remembered, account clock ms (absent in data written before keys expired). */
 interface Remembered<T> { fingerprint: string; answer: T; at?: number }
 
-/** The keys of a store in the order they were remembered, with their time; `head` is the oldest not yet forgotten. */
-interface KeyLog { entries: Array<[key: string, at: number]>; head: number }
+/** One key of a store's order: the key and when it was remembered. */
+type Ordered = [key: string, at: number];
+
+/** The key log an earlier version kept, one value written whole at every key: `head` is the oldest not yet forgotten. */
+interface LegacyKeyLog { entries: Ordered[]; head: number }
 
 export interface IdempotencyKeys<T> {
   /** The first answer to the key, or undefined for a new key; 409 when the key came with another request. */
@@ -32,40 +35,40 @@ function fingerprintOf(request: unknown): string {
   return createHash('sha256').update(canonicalJson(request) ?? 'null').digest('hex');
 }
 
-/** Make the key log of data written before keys expired from its records: those keys start their time now. */
-function keyLog<T>(account: Account, log: StateValue<KeyLog>, records: StateMap<Remembered<T>>): void {
-  if (log.stored(account) || !records.entries().length) return;
+/**
+ * Make the store's order of keys from what earlier versions kept: their key log (its live entries, in
+ * order; the log goes), or, in data written before keys expired, the records themselves (those keys
+ * start their time now).
+ */
+function takeUpLegacy<T>(account: Account, order: StateLog<Ordered>, legacy: StateValue<LegacyKeyLog>, records: StateMap<Remembered<T>>): void {
+  if (legacy.stored(account)) {
+    const { entries, head } = legacy.read(account);
+    order.push(entries.slice(head));
+    legacy.remove(account);
+    return;
+  }
+  if (order.size || !records.entries().length) return;
   const now = account.clock.nowMs();
-  const entries: KeyLog['entries'] = [];
+  const entries: Ordered[] = [];
   for (const [key, record] of records.entries()) {
     if (record.at === undefined) records.set(key, { ...record, at: now });
     entries.push([key, record.at ?? now]);
   }
-  log.update(account, (value) => { value.entries = entries; });
+  order.push(entries);
 }
 
-/** Forget keys past their time or beyond the count, oldest first: O(1) when none is due, amortised. */
-function forgetExpired<T>(account: Account, log: StateValue<KeyLog>, records: StateMap<Remembered<T>>): void {
+/** Forget keys past their time or beyond the count, oldest first: O(1) when none is due, each forgotten key one shift. */
+function forgetExpired<T>(account: Account, order: StateLog<Ordered>, records: StateMap<Remembered<T>>): void {
   const cutoff = account.clock.nowMs() - LIMITS.idempotencyKeyHours * HOUR_MS;
-  const current = log.read(account);
-  let head = current.head;
-  while (head < current.entries.length) {
-    const [key, at] = current.entries[head];
+  for (let oldest = order.at(0); oldest; oldest = order.at(0)) {
+    const [key, at] = oldest;
     const record = records.get(key);
     // An entry whose key was remembered again later is outdated: skip it, the later entry counts.
     const outdated = !record || record.at !== at;
-    if (!outdated && at >= cutoff && current.entries.length - head <= LIMITS.idempotencyKeysPerAccount) break;
+    if (!outdated && at >= cutoff && order.size <= LIMITS.idempotencyKeysPerAccount) return;
     if (!outdated) records.delete(key);
-    head += 1;
+    order.shift();
   }
-  if (head === current.head) return;
-  log.update(account, (value) => {
-    value.head = head;
-    if (value.head >= 64 && value.head * 2 >= value.entries.length) {
-      value.entries.splice(0, value.head);
-      value.head = 0;
-    }
-  });
 }
 
 /** Each defined store's step for keys written before keys expired (see startLegacyKeys). */
@@ -86,14 +89,15 @@ export function defineIdempotencyKeys<T>(name: string): (account: Account) => Id
     type: 'object', required: ['fingerprint', 'answer'],
     properties: { fingerprint: { type: 'string' }, at: { type: 'number' } },
   });
-  const log = defineStateValue<KeyLog>(`${name}_log`, () => ({ entries: [], head: 0 }), {
+  const entry = { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], minItems: 2, maxItems: 2 };
+  // The keys in the order they were remembered: a log, so remembering a key writes that key alone.
+  const orderOf = defineStateLog<Ordered>(`${name}_order`, entry);
+  // Still declared: data and snapshot exports an earlier version wrote hold it, to be taken up.
+  const legacy = defineStateValue<LegacyKeyLog>(`${name}_log`, () => ({ entries: [], head: 0 }), {
     type: 'object', required: ['entries', 'head'],
-    properties: {
-      entries: { type: 'array', items: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], minItems: 2, maxItems: 2 } },
-      head: { type: 'integer', minimum: 0 },
-    },
+    properties: { entries: { type: 'array', items: entry }, head: { type: 'integer', minimum: 0 } },
   });
-  legacySteps.push((account) => keyLog(account, log, recordsOf(account)));
+  legacySteps.push((account) => takeUpLegacy(account, orderOf(account), legacy, recordsOf(account)));
   return (account) => {
     const records = recordsOf(account);
     return {
@@ -109,12 +113,14 @@ export function defineIdempotencyKeys<T>(name: string): (account: Account) => Id
       },
       remember(key, request, answer) {
         const at = account.clock.nowMs();
+        const order = orderOf(account);
+        // A restored snapshot an earlier version exported still holds its key log: taken up at the first write.
+        takeUpLegacy(account, order, legacy, records);
         records.set(key, { fingerprint: fingerprintOf(request), answer, at });
-        // An append is undone by removing it: no copy of the log is needed.
-        log.update(account, (value) => value.entries.push([key, at]), (value) => { value.entries.pop(); });
+        order.push([[key, at]]);
         // Housekeeping in the same unit of work: keys past their time or beyond the count go (never
         // this one, the newest); undone with the rest if the work rolls back.
-        forgetExpired(account, log, records);
+        forgetExpired(account, order, records);
       },
     };
   };

@@ -57,6 +57,8 @@ export interface StateValue<T> {
    * inverse for a big value: an append undone by a pop).
    */
   update<R>(account: Account, change: (value: T) => R, undo?: (value: T) => void): R;
+  /** Stop storing the value (put back if the unit of work rolls back); nothing when it is not stored. */
+  remove(account: Account): void;
 }
 
 /** A map of entries per account, kept at `state[key]`; `entry`: the schema of one entry. */
@@ -158,12 +160,11 @@ class AccountStateLog<E> implements StateLog<E> {
   }
 
   at(index: number): E | undefined {
-    if (index < 0 || index >= this.size) return undefined;
-    return this.map.get(String(this.end('head') + index)) as E;
+    // Past either end there is no entry: those before the head were deleted, none is set from next on.
+    return this.map.get(String(this.end('head') + index)) as E | undefined;
   }
 
   push(entries: readonly E[]): void {
-    if (!entries.length) return;
     let next = this.end('next');
     for (const entry of entries) this.map.set(String(next++), entry);
     this.map.set('next', next);
@@ -228,6 +229,18 @@ export function defineStateValue<T extends object>(key: string, initial: () => T
       const result = change(value);
       account.stateChanged(key);
       return result;
+    },
+    remove(account) {
+      const state = account.data.state;
+      if (!Object.hasOwn(state, key)) return;
+      account.writing();
+      const value = state[key];
+      delete state[key];
+      account.stateChanged(key);
+      account.undoable(() => {
+        state[key] = value;
+        account.stateChanged(key);
+      });
     },
   };
 }

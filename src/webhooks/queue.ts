@@ -181,6 +181,8 @@ export class WebhookQueue {
 
   private recoverOne(account: Account): void {
     try {
+      // In a unit of work of its own: a recovery that fails afterwards does not put the old list back.
+      account.transaction(() => this.takeUpLegacyQueue(account));
       account.transaction(() => this.recover(account));
     } catch (error) {
       this.deps.log.error({ err: error, account: account.id }, 'could not take up the webhook queue');
@@ -299,17 +301,19 @@ export class WebhookQueue {
     }
   }
 
+  /** A queue an earlier version wrote as one list (at a start, or in a restored export): its ids move to the log, in order. */
+  private takeUpLegacyQueue(account: Account): void {
+    const legacy = queueState(account).queue;
+    if (!legacy) return;
+    queuedIds(account).push(legacy);
+    queueStateValue.update(account, (value) => { delete value.queue; });
+  }
+
   /** After a restart: note an attempt cut by the shutdown and make sure the queue moves again. */
   private recover(account: Account): void {
     if (!queueStateValue.stored(account)) return;
     const state = queueState(account);
     const ids = queuedIds(account);
-    const legacy = state.queue;
-    if (legacy) {
-      // Written by an earlier version as one list: its ids move to the log, in order, behind none.
-      ids.push(legacy);
-      queueStateValue.update(account, (value) => { delete value.queue; }, (value) => { value.queue = legacy; });
-    }
     if (state.in_flight) {
       const d = deliveries(account).get(state.in_flight);
       if (d) {
