@@ -26,7 +26,7 @@ import type { ApiHandlers, ControlHandlers, Principal } from './http/context.js'
 import { exchange } from './http/exchange.js';
 import { accessLog, createLogger, type Logger } from './log.js';
 import { Store } from './store/store.js';
-import { BlobStore } from './store/blobs.js';
+import { BlobStore, takeUpLegacyBlobSizes } from './store/blobs.js';
 import { controlFeature, resolveControlPrincipal } from './control/handlers.js';
 import { inspectorFeature, inspectorPageRoutes } from './inspector/feature.js';
 import { customerHandlers } from './domain/customers/handlers.js';
@@ -117,6 +117,7 @@ export async function createDeps(config: Partial<SandboxConfig> = {}, overrides:
   for (const feature of FEATURES) feature.install?.(deps);
   // Data written by earlier versions: legacy idempotency keys start their time, retired state goes.
   startLegacyKeys(store.allAccounts());
+  takeUpLegacyBlobSizes(store.allAccounts());
   retireStateKeys(store.allAccounts());
   // --fixtures: made through the domain functions, so every feature must be installed first.
   await loadStartFixtures(deps);

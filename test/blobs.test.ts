@@ -13,7 +13,7 @@ import { LIMITS } from '../src/limits.js';
 import { startSandbox } from '../src/index.js';
 import { BlobStore, type BlobReservation } from '../src/store/blobs.js';
 import { gate } from './gate.js';
-import { setup, type Api, type TestSandbox } from './helpers.js';
+import { dataOnDisk, setup, type Api, type TestSandbox } from './helpers.js';
 import { customer, syncedInvoice } from './receivables-helpers.js';
 
 const MB = 1024 * 1024;
@@ -247,6 +247,54 @@ describe('stored documents', () => {
     expect(readdirSync(dir)).toEqual(['ptn_default.production']);
     await sandbox.close();
     expect(existsSync(dir)).toBe(false);
+  });
+
+  // The class: a write's cost never grows with what is stored. Every size was kept in one value,
+  // written whole at each document: about 40 bytes more per document already stored.
+  it('files a document at the same cost in the data file with 3 or 150 documents stored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'blobs-cost-'));
+    scratch.push(dir);
+    const file = join(dir, 'sandbox.json');
+    const { sb, api } = await start({ dataFile: file });
+    const more = async (count: number) => {
+      for (let i = 0; i < count; i++) expect((await uploadBill(api, png(1024))).status).toBe(201);
+      await sb.deps.store.flush();
+    };
+    const perDocument = async () => {
+      const before = dataOnDisk(file).length;
+      await more(3);
+      return (dataOnDisk(file).length - before) / 3;
+    };
+    await more(3);
+    const atFew = await perDocument();
+    await more(150);
+    const atMany = await perDocument();
+    expect(atMany).toBeLessThan(atFew * 1.1);
+  });
+
+  it('takes up at start the sizes an earlier version kept in one value: the same room used, and freed by a reset', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'blobs-legacy-'));
+    scratch.push(dir);
+    const file = join(dir, 'sandbox.json');
+    const first = await start({ dataFile: file });
+    for (const size of [1000, 2000]) expect((await uploadBill(first.api, png(size))).status).toBe(201);
+    const account = first.sb.deps.store.account('ptn_default', 'production');
+    const sizes = { ...(account.data.state.blob_sizes as Record<string, number>) };
+    account.transaction(() => {
+      account.data.state.blobs = { bytes: 3000, sizes };
+      delete account.data.state.blob_sizes;
+      account.stateChanged('blobs');
+      account.stateChanged('blob_sizes');
+    });
+    await first.sb.deps.store.close();
+
+    const second = await start({ dataFile: file });
+    const taken = second.sb.deps.store.account('ptn_default', 'production');
+    expect(taken.data.state.blobs).toEqual({ bytes: 3000 });
+    expect(taken.data.state.blob_sizes).toEqual(sizes);
+    expect(second.sb.deps.blobs.usage(taken)).toBe(3000);
+    await second.sb.http.post('/_sandbox/reset').set('Authorization', `Bearer ${second.token}`).expect(200);
+    expect(second.sb.deps.blobs.usage(second.sb.deps.store.account('ptn_default', 'production'))).toBe(0);
   });
 
   it('with --data keeps documents beside the data file, per account, across a restart', async () => {

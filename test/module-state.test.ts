@@ -118,6 +118,9 @@ describe('a state value', () => {
     const { account } = await openAccount();
     account.transaction(() => other.remove(account));
     expect(Object.keys(account.data.state)).toEqual([]);
+    // Removing what is not stored does nothing, so work that throws after it has nothing to put back.
+    expect(() => account.transaction(() => { other.remove(account); throw boom; })).toThrow(boom);
+    expect(Object.keys(account.data.state)).toEqual([]);
     account.transaction(() => other.update(account, (o) => { o.n = 4; }));
     const held = other.read(account);
     expect(() => account.transaction(() => { other.remove(account); throw boom; })).toThrow(boom);
@@ -159,6 +162,19 @@ describe('a state log', () => {
     expect(stateProblems({ ms_queue: account.data.state.ms_queue })).toEqual([]);
     expect(stateProblems({ ms_queue: { head: 0, next: 1, 0: 7 } })).toEqual([['ms_queue', '/0', 'must be string']]);
     expect(stateProblems({ ms_queue: { head: 0, next: 1, first: 'x' } })).toEqual([['ms_queue', '', 'must NOT have additional properties']]);
+  });
+
+  it('declares the schema of the whole log: two ends that are counts, entries under sequence numbers, nothing else', () => {
+    // Declared here, in the test, so its declaration is measured too.
+    defineStateLog<string>('ms_declared_log', { type: 'string' });
+    const problem = (value: unknown) => stateProblems({ ms_declared_log: value })[0]?.slice(1);
+    expect(problem({ head: 2, next: 4, 2: 'a', 3: 'b' })).toBeUndefined();
+    expect(problem({})).toBeUndefined();
+    expect(problem(['a'])).toEqual(['', 'must be object']);
+    expect(problem({ head: -1, next: 0 })).toEqual(['/head', 'must be >= 0']);
+    expect(problem({ head: 0, next: 1.5 })).toEqual(['/next', 'must be integer']);
+    expect(problem({ next: 1, 0: 5 })).toEqual(['/0', 'must be string']);
+    expect(problem({ next: 1, '01': 'a' })).toEqual(['', 'must NOT have additional properties']);
   });
 
   it('put back after work that throws: every push and shift undone, the same entries in the same places', async () => {

@@ -33,7 +33,7 @@ function tempDir(): string {
 }
 
 /** State a snapshot leaves out (documents, stream forwarders) or the target keeps (its token generation). */
-const NOT_CARRIED = ['blobs', 'stream_forwarders', 'tokens'];
+const NOT_CARRIED = ['blobs', 'blob_sizes', 'stream_forwarders', 'tokens'];
 
 /** An account's data as JSON with sorted keys: what "byte for byte" compares. */
 function canonical(data: AccountData): string {

@@ -32,7 +32,7 @@ export const SNAPSHOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const SNAPSHOT_NAME_RULE = 'must be 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit';
 
 /** Module state a snapshot leaves out (see the file's header). */
-const LEFT_OUT_STATE = new Set(['blobs', 'stream_forwarders', 'tokens']);
+const LEFT_OUT_STATE = new Set(['blobs', 'blob_sizes', 'stream_forwarders', 'tokens']);
 /** Module state the target account keeps through a restore. */
 const KEPT_STATE = ['tokens'];
 

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import type { Account, Store } from './store.js';
-import { defineStateValue } from './module-state.js';
+import { defineStateMap, defineStateValue } from './module-state.js';
 
-/** Kept in the account's state: the size of each stored document, and their sum. */
+/** Kept in the account's state: the sum of its documents' sizes (`sizes`: where an earlier version kept each size, in one value). */
 interface BlobIndex {
   bytes: number;
-  sizes: Record<string, number>;
+  sizes?: Record<string, number>;
 }
 
 /**
@@ -30,22 +30,36 @@ export interface BlobReservation {
   cancel(): void;
 }
 
-/** The account's documents: their sizes by id, and the total the cap is checked against. */
-const blobIndex = defineStateValue<BlobIndex>('blobs', () => ({ bytes: 0, sizes: {} }), {
-  type: 'object', required: ['bytes', 'sizes'],
+/** The total the cap is checked against, of the account's documents. */
+const blobIndex = defineStateValue<BlobIndex>('blobs', () => ({ bytes: 0 }), {
+  type: 'object', required: ['bytes'],
   properties: { bytes: { type: 'integer', minimum: 0 }, sizes: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } } },
 });
 
-/** Set one document's size (undefined: gone), keeping the total; undone by setting the size it had. */
+/** Each stored document's size by id: a map, so filing a document writes its entry, never every size. */
+const blobSizes = defineStateMap<number>('blob_sizes', { type: 'integer', minimum: 0 });
+
+/** Set one document's size (undefined: gone), keeping the total; undone entry by entry with the unit of work. */
 function setSize(account: Account, id: string, size: number | undefined): void {
-  const had = blobIndex.read(account).sizes[id];
+  const sizes = blobSizes(account);
+  const had = sizes.get(id);
   if (had === size) return;
-  const apply = (idx: BlobIndex, to: number | undefined, from: number | undefined) => {
-    idx.bytes += (to ?? 0) - (from ?? 0);
-    if (to === undefined) delete idx.sizes[id];
-    else idx.sizes[id] = to;
-  };
-  blobIndex.update(account, (idx) => apply(idx, size, had), (idx) => apply(idx, had, size));
+  if (size === undefined) sizes.delete(id);
+  else sizes.set(id, size);
+  const delta = (size ?? 0) - (had ?? 0);
+  blobIndex.update(account, (idx) => { idx.bytes += delta; }, (idx) => { idx.bytes -= delta; });
+}
+
+/** At start: the sizes an earlier version kept in one value move to the map, entry by entry. */
+export function takeUpLegacyBlobSizes(accounts: Iterable<Account>): void {
+  for (const account of accounts) {
+    const legacy = blobIndex.read(account).sizes;
+    if (!legacy) continue;
+    account.transaction(() => {
+      for (const [id, size] of Object.entries(legacy)) blobSizes(account).set(id, size);
+      blobIndex.update(account, (idx) => { delete idx.sizes; });
+    });
+  }
 }
 const TRASH = '.trash';
 const TEMP_PREFIX = 'billing-sandbox-blobs-';
@@ -170,7 +184,7 @@ export class BlobStore {
 
   /** The document is no longer referenced (a newer upload replaced it): its room is given back, in the unit of work that replaced it. */
   forget(account: Account, id: string): void {
-    if (Object.hasOwn(blobIndex.read(account).sizes, id)) setSize(account, id, undefined);
+    if (blobSizes(account).has(id)) setSize(account, id, undefined);
   }
 
   /** Remove a document's file once the change that dropped it is on disk, so a crash before that still finds it. */
@@ -178,7 +192,7 @@ export class BlobStore {
     if (!this.root) return;
     await this.store.durable().catch(() => undefined);
     // Rolled back meanwhile (the data file could not be written): the document is referenced again.
-    if (Object.hasOwn(blobIndex.read(this.store.account(account.partnerId, account.environment)).sizes, id)) return;
+    if (blobSizes(this.store.account(account.partnerId, account.environment)).has(id)) return;
     await unlink(join(this.root, accountDir(account), safe(id))).catch(() => undefined);
   }
 

@@ -53,6 +53,10 @@ export type Op =
   | ['h', account: string, clock: AccountData['clock'], counters: AccountData['counters']]
   /** The account's due work, whole. */
   | ['j', account: string, jobs: AccountData['jobs']]
+  /** One job added to the account's due work, after every job due at or before its time (as the scheduler adds it). */
+  | ['ja', account: string, job: AccountData['jobs'][number]]
+  /** One job removed from the account's due work (run, cancelled, or its scheduling undone). */
+  | ['jr', account: string, id: string]
   /** A module state key's whole value. */
   | ['s', account: string, key: string, value: unknown]
   /** A module state key removed. */
@@ -143,6 +147,19 @@ export function applyOp(data: StoreData, op: Op): void {
     case 'j':
       ensureAccount(data, op[1]).jobs = op[2];
       return;
+    case 'ja': {
+      const jobs = ensureAccount(data, op[1]).jobs;
+      let at = jobs.length;
+      while (at > 0 && jobs[at - 1].at > op[2].at) at -= 1;
+      jobs.splice(at, 0, op[2]);
+      return;
+    }
+    case 'jr': {
+      const jobs = ensureAccount(data, op[1]).jobs;
+      const at = jobs.findIndex((job) => job.id === op[2]);
+      if (at >= 0) jobs.splice(at, 1);
+      return;
+    }
     case 's':
       ensureAccount(data, op[1]).state[op[2]] = op[3];
       return;

@@ -62,6 +62,13 @@ interface Section {
 
 /** The raw array behind each jobs tracking proxy, so serialising never goes through the traps. */
 const raw = new WeakMap<object, object>();
+/**
+ * The ids of the jobs last written of each account's jobs array (by its raw array): a seal then
+ * writes the jobs added and removed since ('ja', 'jr'), not the whole list, whose length grows with
+ * the account's objects (an invoice's due date, a payment's settlement).
+ */
+const writtenJobs = new WeakMap<object, Set<string>>();
+
 /** Jobs arrays known to be tracked (a new array assigned to `jobs` is not, and is written whole). */
 const trackedJobs = new WeakSet<object>();
 
@@ -227,6 +234,8 @@ export class Journal {
     const section = this.sections.get(owner);
     if (!section) return;
     const sealed = new Sealing(this.sealedAt.get(owner), this.texts.length, this.texts);
+    /** The jobs this seal writes, kept as written once it counts. */
+    let jobsWritten: [object, Set<string>] | undefined;
     for (const op of section.ops) {
       switch (op[0]) {
         case 'i':
@@ -251,7 +260,21 @@ export class Journal {
     if (current && section.touched) {
       const a = current.id;
       sealed.put(['h', a, current.clock, current.counters], 'clock and counters', 'h');
-      if (section.jobs || !trackedJobs.has(current.jobs)) sealed.put(['j', a, rawOf(current.jobs)], 'jobs', 'j');
+      const jobs = rawOf(current.jobs);
+      const written = trackedJobs.has(current.jobs) ? writtenJobs.get(jobs) : undefined;
+      if (!written) {
+        sealed.put(['j', a, jobs], 'jobs', 'j');
+        jobsWritten = [jobs, new Set(jobs.map((job) => job.id))];
+      } else if (section.jobs) {
+        const ids = new Set<string>();
+        // In the list's order: replayed one by one, each lands after the jobs due at or before it, as here.
+        for (const job of jobs) {
+          ids.add(job.id);
+          if (!written.has(job.id)) sealed.put(['ja', a, job], `job ${job.id}`, undefined, 'j');
+        }
+        for (const id of written) if (!ids.has(id)) sealed.put(['jr', a, id], `job ${id}`, undefined, 'j');
+        jobsWritten = [jobs, ids];
+      }
       const state = rawOf(current.state);
       for (const key of section.whole) {
         if (Object.hasOwn(state, key)) sealed.put(['s', a, key, rawOf(state[key])], `state ${key}`, `s ${key}`);
@@ -278,6 +301,7 @@ export class Journal {
     // Everything serialised: now it counts.
     this.sections.delete(owner);
     sealed.apply(this.texts);
+    if (jobsWritten) writtenJobs.set(...jobsWritten);
     this.sealedAt.set(owner, sealed.positions);
   }
 
