@@ -13,7 +13,7 @@ import { LIMITS } from '../src/limits.js';
 import { startSandbox } from '../src/index.js';
 import { BlobStore, type BlobReservation } from '../src/store/blobs.js';
 import { gate } from './gate.js';
-import { dataOnDisk, setup, type Api, type TestSandbox } from './helpers.js';
+import { bytesPerWrite, setup, type Api, type TestSandbox } from './helpers.js';
 import { customer, syncedInvoice } from './receivables-helpers.js';
 
 const MB = 1024 * 1024;
@@ -256,19 +256,8 @@ describe('stored documents', () => {
     scratch.push(dir);
     const file = join(dir, 'sandbox.json');
     const { sb, api } = await start({ dataFile: file });
-    const more = async (count: number) => {
-      for (let i = 0; i < count; i++) expect((await uploadBill(api, png(1024))).status).toBe(201);
-      await sb.deps.store.flush();
-    };
-    const perDocument = async () => {
-      const before = dataOnDisk(file).length;
-      await more(3);
-      return (dataOnDisk(file).length - before) / 3;
-    };
-    await more(3);
-    const atFew = await perDocument();
-    await more(150);
-    const atMany = await perDocument();
+    const upload = async () => { expect((await uploadBill(api, png(1024))).status).toBe(201); };
+    const { atFew, atMany } = await bytesPerWrite(file, upload, () => sb.deps.store.flush(), { few: 3, many: 150, sample: 3 });
     expect(atMany).toBeLessThan(atFew * 1.1);
   });
 

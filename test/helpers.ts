@@ -159,6 +159,27 @@ export function hookWrites(sb: TestSandbox, hook: (write: () => Promise<void>) =
   return () => { adapter.write = real; };
 }
 
+/**
+ * The bytes one write adds to a --data file, measured over `sample` writes after `few` and again after
+ * `many` more: `write` makes one (the same shape each time), `settle` waits for what it started and
+ * flushes. The class these figures check: a write's cost never grows with what is stored.
+ */
+export async function bytesPerWrite(file: string, write: () => Promise<void>, settle: () => Promise<void>, counts: { few: number; many: number; sample?: number }): Promise<{ atFew: number; atMany: number }> {
+  const more = async (count: number) => {
+    for (let i = 0; i < count; i++) await write();
+    await settle();
+  };
+  const measure = async () => {
+    const before = dataOnDisk(file).length;
+    await more(counts.sample ?? 5);
+    return (dataOnDisk(file).length - before) / (counts.sample ?? 5);
+  };
+  await more(counts.few);
+  const atFew = await measure();
+  await more(counts.many);
+  return { atFew, atMany: await measure() };
+}
+
 /** Everything a --data file holds on disk (its snapshot and log segments), as text: for "is it written" checks. */
 export function dataOnDisk(file: string): string {
   const dir = dirname(file);

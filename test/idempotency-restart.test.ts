@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dataOnDisk, lowerLimit, setup, type Api, type TestSandbox } from './helpers.js';
+import { bytesPerWrite, lowerLimit, setup, type Api, type TestSandbox } from './helpers.js';
 import { bankAccount } from './payables-helpers.js';
 
 let dir: string;
@@ -20,6 +20,20 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 async function instance(): Promise<{ sb: TestSandbox; api: Api }> {
   const sb = await setup({ dataFile: file, seed: 'idempotency' });
   return { sb, api: sb.as(await sb.token()) };
+}
+
+/**
+ * Data an earlier version wrote: `edit` reshapes the production account's state and names the keys it
+ * changed (reported as module state reports itself, so the file holds the old shape); then the process
+ * "dies" and a new one starts on the file.
+ */
+async function restartOnEarlierState(a: { sb: TestSandbox }, edit: (state: Record<string, unknown>) => string[]) {
+  const account = a.sb.deps.store.account('ptn_default', 'production');
+  account.transaction(() => { for (const key of edit(account.data.state)) account.stateChanged(key); });
+  await a.sb.deps.store.flush();
+  a.sb.deps.store.changed = () => undefined;
+  const b = await instance();
+  return { b, restarted: b.sb.deps.store.account('ptn_default', 'production').data.state };
 }
 
 async function payableBill(api: Api): Promise<string> {
@@ -107,19 +121,12 @@ describe('the key log an earlier version kept (one value, written whole at every
     const items = [{ bill_id: billId, payment_speed: 'standard' }];
     for (const key of ['k1', 'k2', 'k3']) expect((await a.api.post('/vendor-payments', { idempotency_key: key, items })).status).toBe(200);
     // As an earlier version wrote it: k1 forgotten (before the head), k2 and k3 live; no order log.
-    const account = a.sb.deps.store.account('ptn_default', 'production');
-    const order = account.data.state.vendor_payment_idempotency_order as Record<string, [string, number]>;
-    account.transaction(() => {
-      account.data.state.vendor_payment_idempotency_log = { entries: [['k1', order[1][1] - 1], order[1], order[2]], head: 1 };
-      delete account.data.state.vendor_payment_idempotency_order;
-      account.stateChanged('vendor_payment_idempotency_log');
-      account.stateChanged('vendor_payment_idempotency_order');
+    const { b, restarted } = await restartOnEarlierState(a, (state) => {
+      const order = state.vendor_payment_idempotency_order as Record<string, [string, number]>;
+      state.vendor_payment_idempotency_log = { entries: [['k1', order[1][1] - 1], order[1], order[2]], head: 1 };
+      delete state.vendor_payment_idempotency_order;
+      return ['vendor_payment_idempotency_log', 'vendor_payment_idempotency_order'];
     });
-    await a.sb.deps.store.flush();
-    a.sb.deps.store.changed = () => undefined;
-
-    const b = await instance();
-    const restarted = b.sb.deps.store.account('ptn_default', 'production').data.state;
     expect(restarted.vendor_payment_idempotency_order).toEqual({ next: 2, 0: ['k2', expect.any(Number)], 1: ['k3', expect.any(Number)] });
     expect(Object.keys(restarted)).not.toContain('vendor_payment_idempotency_log');
     const other = [{ bill_id: billId, payment_speed: 'instant' }];
@@ -137,19 +144,10 @@ describe('the cost of remembering a key', () => {
     const a = await instance();
     const items = [{ bill_id: await payableBill(a.api), payment_speed: 'standard' }];
     let made = 0;
-    const more = async (count: number) => {
-      for (let i = 0; i < count; i++) expect((await a.api.post('/vendor-payments', { idempotency_key: `key-${String(made++).padStart(5, '0')}`, items })).status).toBe(200);
-      await a.sb.deps.store.flush();
+    const pay = async () => {
+      expect((await a.api.post('/vendor-payments', { idempotency_key: `key-${String(made++).padStart(5, '0')}`, items })).status).toBe(200);
     };
-    const perKey = async () => {
-      const before = dataOnDisk(file).length;
-      await more(5);
-      return (dataOnDisk(file).length - before) / 5;
-    };
-    await more(5);
-    const atFew = await perKey();
-    await more(400);
-    const atMany = await perKey();
+    const { atFew, atMany } = await bytesPerWrite(file, pay, () => a.sb.deps.store.flush(), { few: 5, many: 400 });
     expect(atMany).toBeLessThan(atFew * 1.1);
   });
 });
@@ -188,21 +186,12 @@ describe('idempotency keys written before keys expired', () => {
     const body = { idempotency_key: 'legacy', items: [{ bill_id: billId, payment_speed: 'standard' }] };
     expect((await a.api.post('/vendor-payments', body)).status).toBe(200);
     // Make the data an older version wrote: records without `at`, and no key log.
-    const account = a.sb.deps.store.account('ptn_default', 'production');
-    account.transaction(() => {
-      const records = account.data.state.vendor_payment_idempotency as Record<string, { at?: number }>;
-      delete records.legacy.at;
-      delete account.data.state.vendor_payment_idempotency_order;
-      // Reported as module state reports itself, so the data file holds the old shape.
-      account.stateChanged('vendor_payment_idempotency');
-      account.stateChanged('vendor_payment_idempotency_order');
+    const { b, restarted } = await restartOnEarlierState(a, (state) => {
+      delete (state.vendor_payment_idempotency as Record<string, { at?: number }>).legacy.at;
+      delete state.vendor_payment_idempotency_order;
+      return ['vendor_payment_idempotency', 'vendor_payment_idempotency_order'];
     });
-    await a.sb.deps.store.flush();
-    a.sb.deps.store.changed = () => undefined;
-
-    const b = await instance();
     // The restart made the log from the records, and the key's time started then.
-    const restarted = b.sb.deps.store.account('ptn_default', 'production').data.state;
     expect((restarted.vendor_payment_idempotency as Record<string, { at?: number }>).legacy.at).toBe(b.sb.time.now);
     expect(restarted.vendor_payment_idempotency_order).toEqual({ next: 1, 0: ['legacy', b.sb.time.now] });
     const other = { ...body, items: [{ bill_id: otherId, payment_speed: 'standard' }] };

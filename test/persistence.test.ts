@@ -7,7 +7,7 @@ import { appendFileSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store, type StoreData } from '../src/store/store.js';
-import { dataOnDisk, loadDataFile, setup, storeJson } from './helpers.js';
+import { bytesPerWrite, dataOnDisk, loadDataFile, setup, storeJson } from './helpers.js';
 
 let dir: string;
 let file: string;
@@ -37,23 +37,12 @@ describe('due work in the data file', () => {
     const api = sb.as(await sb.token());
     const customer = (await api.post('/customers', { name: 'Acme' }).expect(201)).body.id;
     let made = 0;
-    const more = async (count: number) => {
-      for (let i = 0; i < count; i++) {
-        // Due dates spread back and forth, so jobs land in the middle of the list, not only at its end.
-        const due = new Date(Date.UTC(2026, 6, 1 + ((made++ * 7) % 60))).toISOString().slice(0, 10);
-        await api.post('/invoices', { customer_id: customer, due_date: due, line_items: [{ description: 'Consulting', quantity: 1, amount: 100 }] }).expect(201);
-      }
-      await sb.deps.store.flush();
+    const invoice = async () => {
+      // Due dates spread back and forth, so jobs land in the middle of the list, not only at its end.
+      const due = new Date(Date.UTC(2026, 6, 1 + ((made++ * 7) % 60))).toISOString().slice(0, 10);
+      await api.post('/invoices', { customer_id: customer, due_date: due, line_items: [{ description: 'Consulting', quantity: 1, amount: 100 }] }).expect(201);
     };
-    const perInvoice = async () => {
-      const before = dataOnDisk(file).length;
-      await more(5);
-      return (dataOnDisk(file).length - before) / 5;
-    };
-    await more(5);
-    const atFew = await perInvoice();
-    await more(300);
-    const atMany = await perInvoice();
+    const { atFew, atMany } = await bytesPerWrite(file, invoice, () => sb.deps.store.flush(), { few: 5, many: 300 });
     expect(atMany).toBeLessThan(atFew * 1.2);
     // Some run (the earliest due dates pass), the rest stay: the list on disk is the list in memory.
     await sb.advance(40 * 86_400).expect(200);

@@ -12,7 +12,7 @@ import { DELIVERY_FAULTS, type DeliveryFaultHook } from '../src/faults.js';
 import type { ReceivedWebhook } from '../src/testing/webhook-receiver.js';
 import { deliveries } from '../src/webhooks/history.js';
 import { queuedDeliveries } from '../src/webhooks/queue.js';
-import { dataOnDisk, hookWrites } from './helpers.js';
+import { bytesPerWrite, hookWrites } from './helpers.js';
 import { at, webhookSandboxesClosedAfterEach, type WebhookSandbox } from './webhooks-support.js';
 
 const gates: Gate[] = [];
@@ -614,22 +614,14 @@ describe('the queue after a restart with --data', () => {
     w.receiver.respondWith(503);
     await w.subscribe('customer_created');
     let made = 0;
-    const more = async (count: number) => {
-      for (let i = 0; i < count; i++) await customer(w, `C${String(made++).padStart(5, '0')}`);
+    const event = async () => { await customer(w, `C${String(made++).padStart(5, '0')}`); };
+    const settle = async () => {
       await w.settle();
       await w.sb.deps.store.flush();
     };
-    const perEvent = async () => {
-      const before = dataOnDisk(file).length;
-      await more(5);
-      return (dataOnDisk(file).length - before) / 5;
-    };
-    await more(5);
-    const behindFew = await perEvent();
-    await more(600);
-    const behindMany = await perEvent();
+    const { atFew, atMany } = await bytesPerWrite(file, event, settle, { few: 5, many: 600 });
     expect(queuedDeliveries(w.account)).toHaveLength(615);
-    expect(behindMany).toBeLessThan(behindFew * 1.1);
+    expect(atMany).toBeLessThan(atFew * 1.1);
   });
 
   // Mutants: enqueueNow's `!subs.length` -> false (an event without subscribers stored an empty queue)
