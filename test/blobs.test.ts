@@ -219,7 +219,8 @@ describe('stored documents', () => {
     writeFileSync(folder, 'in the way');
     const bills = (await api.get('/bills')).body.data.length;
     for (const refused of [await uploadBill(api, png(2048)), await api.post(`/invoices/${inv.id}/pdf`, { content: pdf('no disk').toString('base64') })]) {
-      expect([refused.status, refused.body.code, refused.headers['retry-after']]).toEqual([503, 'storage_unavailable', '1']);
+      // Retry-After: the probe's period, as when the data file cannot be written (2 s by default).
+      expect([refused.status, refused.body.code, refused.headers['retry-after']]).toEqual([503, 'storage_unavailable', '2']);
       expect(refused.body.message).toMatch(/^The document could not be written to disk \((EEXIST|ENOTDIR)\), so nothing was changed/);
     }
     expect((await api.get('/bills')).body.data.length).toBe(bills);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError, Errors } from '../errors.js';
 import { LIMITS } from '../limits.js';
-import type { Account, Store } from './store.js';
+import { storageError, type Account, type Store } from './store.js';
 import { defineStateMap, defineStateValue } from './module-state.js';
 
 /** Kept in the account's state: the sum of its documents' sizes (`sizes`: where an earlier version kept each size, in one value). */
@@ -273,13 +273,10 @@ export class BlobStore {
 
 
 /** The directory of an account's documents: readable when the ids are plain, else a digest. */
-/** 503 storage_unavailable for a document the disk would not take, naming the system's code (ENOSPC...). */
+/** 503 storage_unavailable (as for the data file) for a document the disk would not take, naming the system's code (ENOSPC...). */
 function documentWriteError(error: unknown): ApiError {
   const code = (error as NodeJS.ErrnoException).code ?? 'an error';
-  return new ApiError(Errors.storageUnavailable, {
-    message: `The document could not be written to disk (${code}), so nothing was changed. Retry after the Retry-After seconds.`,
-    headers: { 'Retry-After': '1' },
-  });
+  return storageError(`The document could not be written to disk (${code}), so nothing was changed. Retry after the Retry-After seconds.`);
 }
 
 function accountDir(account: Account): string {

@@ -295,9 +295,9 @@ function unstorableError(error: UnstorableValue): ApiError {
 /** Seconds a client waits before retrying a write the data file refused (the probe's period). */
 let retryAfterSeconds = 1;
 
-/** 503 storage_unavailable with Retry-After. */
-export function storageError(): ApiError {
-  return new ApiError(Errors.storageUnavailable, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+/** 503 storage_unavailable with Retry-After (the probe's period); `message` for a file other than the data file. */
+export function storageError(message?: string): ApiError {
+  return new ApiError(Errors.storageUnavailable, { message, headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
 /** Per prefix, the character codes of an id: the prefix and `_` filled in, then 20 places for the digest's. */
