@@ -165,6 +165,19 @@ describe('the matcher\'s smaller rules', () => {
     expect((await sb.http.get('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)).body.data).toEqual([]);
   });
 
+  it('refuse a header value no request can carry (spaces or tabs around it, a control character), naming it; accept an empty one and inner spaces', async () => {
+    const loadWith = (value: string) => sb.http.post('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)
+      .send({ name: 'values', rules: [{ match: { operation: 'listCustomers', header: { 'x-test': value } }, respond: { status: 503 } }] });
+    for (const value of [' yes', 'yes ', '\tyes', 'a\nb', 'a\rb', 'a\u0000b', 'a\u007fb']) {
+      const refused = await loadWith(value);
+      expect([JSON.stringify(value), refused.status, refused.body.code]).toEqual([JSON.stringify(value), 400, 'bad_request']);
+      expect(refused.body.validation_errors).toEqual({ "rules[0].match.header.x-test": expect.stringContaining('Node trims such a value or refuses the request') });
+    }
+    expect((await sb.http.get('/_sandbox/scenarios').set('Authorization', `Bearer ${token}`)).body.data).toEqual([]);
+    await loadWith('a b\tc').expect(201);
+    expect((await api.get('/customers').set('X-Test', 'a b\tc')).status).toBe(503);
+  });
+
   it('give --scenario documents ids of 20 hex digits from the seed and their place: distinct, and the same on the next start', async () => {
     const box = await setup({ seed: 'globals', scenarios: ['slow-api', 'slow-api'] });
     const ids = (await list(box, await box.token())).map((s) => s.id);

@@ -158,12 +158,12 @@ function readable(errors: ErrorObject[]): ErrorObject[] {
       if (isTopic(e)) return { ...e, message: TOPIC };
       if (isOperation(e)) return { ...e, message: OPERATION };
       if (e.keyword === 'not' && e.instancePath.endsWith('/respond/status')) return { ...e, message: REDIRECT };
-      if (e.propertyName !== undefined) {
-        // Named as the header (validationErrors adds the name); a framing or hop-by-hop one (the
-        // schema's `not`) with the schema's own reason.
-        const reason = e.keyword === 'not' ? (e.schema as { description?: unknown } | undefined)?.description : undefined;
-        return { ...e, message: typeof reason === 'string' ? reason : HEADER_NAME };
-      }
+      // A `not` says what it refuses in its description (a framing header, a header no request carries).
+      const described = e.keyword === 'not' ? (e.schema as { description?: unknown } | undefined)?.description : undefined;
+      const reason = typeof described === 'string' ? described : undefined;
+      // A bad name is named as the header itself (validationErrors adds the name).
+      if (e.propertyName !== undefined) return { ...e, message: reason ?? HEADER_NAME };
+      if (reason) return { ...e, message: reason };
       if (e.keyword === 'pattern' && /\/respond\/headers\//.test(e.instancePath)) return { ...e, message: HEADER_VALUE };
       return e;
     });
