@@ -442,7 +442,7 @@ describe('failures inside the queue', () => {
     expect((await history(w)).map((r) => [r.entity_id, r.status])).toEqual([[kept, 'sent'], [first, 'sent']]);
   });
 
-  // Mutant: shiftQueue's inverse not putting the head back: the delivery left the queue unsent and unrecorded.
+  // The head taken off the queue is put back by a rollback (the queue's log undoes its shift); without it the delivery left the queue unsent and unrecorded.
   it('a failure while recording a delivered attempt puts the delivery back at the head: the account pauses, and POST /webhooks/retry sends it again', async () => {
     const w = await sandbox();
     await w.subscribe('customer_created');
@@ -469,7 +469,7 @@ describe('failures inside the queue', () => {
     expect((await history(w)).map((r) => [r.entity_id, r.status, r.attempts])).toEqual([[id, 'sent', 1]]);
   });
 
-  // Mutant: pushQueue's inverse taking nothing off (the lost delivery's id stayed queued, naming no delivery).
+  // The ids queued are taken off by a rollback (the queue's log undoes its push); without it the lost delivery's id stayed queued, naming no delivery.
   it('a failure after the deliveries were queued leaves none of their ids queued', async () => {
     const w = await sandbox();
     await w.subscribe('customer_created');

@@ -53,7 +53,7 @@ export interface CopyRun {
 type Outcome = AttemptOutcome & { drill?: Drill };
 
 /** Persisted with the account (so --data keeps it across restarts). */
-export interface QueueState {
+interface QueueState {
   /**
    * Data an earlier version wrote: the queued ids as one list (written whole at every change). Moved
    * into the queue's log (queuedIds) when the account's queue is taken up; absent otherwise.
@@ -106,7 +106,7 @@ export function queuedDeliveries(account: Account): string[] {
 }
 
 /** The account's queue state, to read (a fresh empty one, not stored, when the account has none yet). */
-export function queueState(account: Account): Readonly<QueueState> {
+function queueState(account: Account): Readonly<QueueState> {
   return queueStateValue.read(account);
 }
 
@@ -121,11 +121,6 @@ function setQueue(account: Account, fields: Partial<QueueState>): void {
     previous = Object.fromEntries(Object.keys(fields).map((name) => [name, state[name as keyof QueueState]]));
     Object.assign(state, fields);
   }, (state) => { Object.assign(state, previous); });
-}
-
-/** Take the head off the queue (undone by putting it back, as the log undoes its entries). */
-function shiftQueue(account: Account): void {
-  queuedIds(account).shift();
 }
 
 interface SendJobPayload {
@@ -384,7 +379,7 @@ export class WebhookQueue {
         const event = delivery && eventOf(account, delivery);
         if (!delivery || !sub || !event || !sub.is_active) {
           account.transaction(() => {
-            shiftQueue(account);
+            queuedIds(account).shift();
             if (copies) setQueue(account, { copies: null });
             if (delivery) dropDelivery(account, delivery);
           });
@@ -489,7 +484,7 @@ export class WebhookQueue {
           setQueue(account, { copies: { delivery: delivery.id, left: copies, original: original.id } });
           return this.prune(account);
         }
-        shiftQueue(account);
+        queuedIds(account).shift();
       }
     } else if (dropped) {
       deliveries(account).update(delivery.id, { last_error: `${outcome.error}; subscription deleted, not retried` });
@@ -523,7 +518,7 @@ export class WebhookQueue {
     if (!dropped) {
       if (copies.left > 1) setQueue(account, { copies: { ...copies, left: copies.left - 1 } });
       else {
-        shiftQueue(account);
+        queuedIds(account).shift();
         setQueue(account, { copies: null });
       }
     }
