@@ -9,7 +9,8 @@ import { AREAS, DEFAULT_RATE, UsageError } from './case.js';
 import type { ClientClock } from './client.js';
 import type { RunOptions } from './runner.js';
 
-function positiveNumber(raw: string): number {
+/** The --rate flag's parser (parity's and diff's): requests per second, a number above 0. */
+export function positiveNumber(raw: string): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError('--rate must be a number of requests per second greater than 0.');
   return value;

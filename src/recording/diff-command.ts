@@ -4,28 +4,14 @@
 // 2 for a usage error (a flag, a recording that cannot be read), 3 when nothing answers at
 // --base-url. The replay loads only when the command runs.
 import { writeFileSync } from 'node:fs';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import type { ClientClock } from '../parity/client.js';
+import { Command, Option } from 'commander';
+import { positiveNumber, type CommandIo } from '../parity/command.js';
 import { absoluteUrl } from './record-command.js';
 
 export const DEFAULT_DIFF_BASE_URL = 'http://127.0.0.1:4010';
 
-function positiveNumber(raw: string): number {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError('--rate must be a number of requests per second greater than 0.');
-  return value;
-}
-
-export interface DiffIo {
-  /** Receives the exit code (default: process.exitCode; process.exit for a flag commander refuses). */
-  exit?: (code: number) => void;
-  stdout?: (text: string) => void;
-  stderr?: (text: string) => void;
-  /** Progress marks on stderr (default: when stderr is a terminal). */
-  progress?: boolean;
-  /** The limiter's clock (tests use one whose waits take no real time). */
-  clock?: ClientClock;
-}
+/** What diff writes to and exits with: as parity's (tests give their own). */
+export type DiffIo = CommandIo;
 
 const USAGE = new Set(['UsageError', 'RecordingError']);
 
